@@ -1,0 +1,2 @@
+/** Box algebra over half-open boxes. Stub; being written. */
+export {};

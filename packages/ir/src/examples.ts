@@ -1,0 +1,45 @@
+/**
+ * Example kernels built with the builder: the local GEMM of the design, used by tests, docs and the demo.
+ */
+import { mul } from './affine.js';
+import { buildModule, partialSum, replicated, sharded } from './builder.js';
+import type { DType, Module } from './types.js';
+
+export interface GemmShape {
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly blockM?: number;
+  readonly blockN?: number;
+  readonly blockK?: number;
+  readonly dtype?: DType;
+}
+
+/**
+ * `C[M,N] = A[M,K] · B[K,N]` as a local tiled kernel; with `ranks > 1`, `A` is sharded on rows (as an
+ * all-gather feeds it) or, with `output: 'partial'`, `C` holds partial sums (as a reduce-scatter drains it).
+ */
+export function gemmKernel(
+  shape: GemmShape,
+  options: { ranks?: number; name?: string; distribute?: 'ag' | 'rs' } = {},
+): Module {
+  const { m, n, k, blockM = 64, blockN = 64, blockK = 32, dtype = 'f32' } = shape;
+  const ranks = options.ranks ?? 1;
+  const ag = options.distribute === 'ag';
+  const rs = options.distribute === 'rs';
+  return buildModule(options.name ?? 'gemm', { ranks }, (mb) => {
+    const A = mb.tensor('A', [m, k], dtype, ag ? sharded(0) : rs ? sharded(1) : replicated());
+    const B = mb.tensor('B', [k, n], dtype, rs ? sharded(0) : replicated());
+    const C = mb.tensor('C', [m, n], 'f32', ag ? sharded(0) : rs ? partialSum() : replicated());
+    mb.kernel('gemm', [Math.ceil(m / blockM), Math.ceil(n / blockN)], (kb) => {
+      const pm = kb.programId(0, 'pm');
+      const pn = kb.programId(1, 'pn');
+      const [acc] = kb.for(0, k, blockK, [kb.zeros([blockM, blockN], 'f32', 'acc')], (kk, [acc]) => {
+        const a = kb.load(A, [mul(pm, blockM), kk], [blockM, blockK], 'a');
+        const b = kb.load(B, [kk, mul(pn, blockN)], [blockK, blockN], 'b');
+        return [kb.dot(a, b, acc, 'd')];
+      });
+      kb.store(C, [mul(pm, blockM), mul(pn, blockN)], acc);
+    });
+  });
+}

@@ -1,0 +1,2 @@
+/** The tile scheduler: ticket -> tile coordinates. Stub; being written. */
+export {};

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Makes sure this machine has a Vulkan driver that Dawn (npm `webgpu`) can open.
+# With no GPU driver present, installs Mesa 25's lavapipe (a software Vulkan adapter) from
+# bookworm-backports: Debian 12's own Mesa 22 is too old for Dawn. Safe to run again.
+set -euo pipefail
+
+has_vulkan_icd() { ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; }
+lavapipe_version() { dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || true; }
+
+if has_vulkan_icd && [[ "$(lavapipe_version)" != 22.* ]]; then
+  echo "setup-webgpu: a Vulkan driver is installed ($(lavapipe_version || echo vendor))"
+  exit 0
+fi
+if ! command -v apt-get >/dev/null || [ "$(id -u)" != 0 ]; then
+  echo "setup-webgpu: no usable Vulkan driver, and cannot install one (needs Debian and root)." >&2
+  echo "  Install Mesa >= 24 (mesa-vulkan-drivers) or a GPU driver by hand." >&2
+  exit 1
+fi
+. /etc/os-release
+if [ "${VERSION_CODENAME:-}" = bookworm ] && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  echo "deb http://deb.debian.org/debian bookworm-backports main" > /etc/apt/sources.list.d/bookworm-backports.list
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+if [ "${VERSION_CODENAME:-}" = bookworm ]; then
+  apt-get install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1 >/dev/null
+else
+  apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
+fi
+echo "setup-webgpu: installed mesa-vulkan-drivers $(lavapipe_version)"

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets up and builds the workspace, then type-checks and runs all tests.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+bash scripts/quickstart.sh
+pnpm typecheck
+pnpm test
