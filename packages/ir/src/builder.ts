@@ -21,14 +21,12 @@
 import { affine, type AffineLike } from './affine.js';
 import { IRBuildError, IRVerifyError } from './errors.js';
 import { deepFreeze } from './freeze.js';
+import type { ChunkSpec } from './plan.js';
 import { broadcastShapes } from './shapes.js';
 import type {
   BinaryFn,
-  Box,
   ChunkDecl,
-  ChunkKind,
   ChunkValue,
-  CommBackend,
   Distribution,
   DType,
   IndexValue,
@@ -57,15 +55,6 @@ export const replicated = (): Distribution => ({ kind: 'replicated' });
 export const sharded = (axis: number): Distribution => ({ kind: 'sharded', axis });
 export const partialSum = (): Distribution => ({ kind: 'partial', reduce: 'sum' });
 
-export interface ChunkSpec {
-  readonly tensor: string;
-  readonly region: Box;
-  readonly src: number;
-  readonly dst: number;
-  readonly step: number;
-  readonly kind?: ChunkKind;
-  readonly backend?: CommBackend;
-}
 
 /** Hands out value ids and names that are unique in one module. */
 class ValueNamer {

@@ -11,3 +11,4 @@ export * from './scheduler.js';
 export * from './shapes.js';
 export * from './verify.js';
 export * from './examples.js';
+export * from './plan.js';
