@@ -12,3 +12,4 @@ export * from './shapes.js';
 export * from './verify.js';
 export * from './examples.js';
 export * from './plan.js';
+export * from './distribution.js';

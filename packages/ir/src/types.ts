@@ -173,15 +173,31 @@ export interface YieldOp extends OpBase {
   readonly op: 'yield';
   readonly values: readonly TileValue[];
 }
-/** Blocks until `chunk` has arrived in this rank's copy of its tensor. */
+/** `lo <= expr < hi`: one condition of a guard. */
+export interface AffineRange {
+  readonly expr: AffineExpr;
+  readonly lo: number;
+  readonly hi: number;
+}
+
+/**
+ * On the chunk's destination rank, blocks until `chunk` has arrived in that rank's copy of its
+ * tensor; on every other rank it does nothing. With a guard, only tiles (and loop iterations) that
+ * satisfy every condition wait: `wait %c0 when %pm in [0, 2)`.
+ */
 export interface WaitOp extends OpBase {
   readonly op: 'wait';
   readonly chunk: ChunkValue;
+  readonly guard?: readonly AffineRange[];
 }
-/** Marks that this tile has finished writing its part of `chunk`. */
+/**
+ * On the chunk's source rank, marks that this tile has finished writing its part of `chunk`; the
+ * last tile to arrive publishes the chunk. No-op on other ranks; guarded like `wait`.
+ */
 export interface ArriveOp extends OpBase {
   readonly op: 'arrive';
   readonly chunk: ChunkValue;
+  readonly guard?: readonly AffineRange[];
 }
 
 export type Op =
