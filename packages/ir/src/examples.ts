@@ -16,8 +16,9 @@ export interface GemmShape {
 }
 
 /**
- * `C[M,N] = A[M,K] · B[K,N]` as a local tiled kernel; with `ranks > 1`, `A` is sharded on rows (as an
- * all-gather feeds it) or, with `output: 'partial'`, `C` holds partial sums (as a reduce-scatter drains it).
+ * `C[M,N] = A[M,K] · B[K,N]` as a local tiled kernel. With `distribute: 'ag'`, `A` is sharded on rows
+ * (an all-gather feeds it); with `'rs'`, each rank's `C` is a partial sum (a reduce-scatter drains it).
+ * Tensors that are not distributed are rank-local: every rank holds its own full copy.
  */
 export function gemmKernel(
   shape: GemmShape,
@@ -28,9 +29,9 @@ export function gemmKernel(
   const ag = options.distribute === 'ag';
   const rs = options.distribute === 'rs';
   return buildModule(options.name ?? 'gemm', { ranks }, (mb) => {
-    const A = mb.tensor('A', [m, k], dtype, ag ? sharded(0) : rs ? sharded(1) : replicated());
-    const B = mb.tensor('B', [k, n], dtype, rs ? sharded(0) : replicated());
-    const C = mb.tensor('C', [m, n], 'f32', ag ? sharded(0) : rs ? partialSum() : replicated());
+    const A = mb.tensor('A', [m, k], dtype, ag ? sharded(0) : replicated());
+    const B = mb.tensor('B', [k, n], dtype, replicated());
+    const C = mb.tensor('C', [m, n], 'f32', rs ? partialSum() : replicated());
     mb.kernel('gemm', [Math.ceil(m / blockM), Math.ceil(n / blockN)], (kb) => {
       const pm = kb.programId(0, 'pm');
       const pn = kb.programId(1, 'pn');

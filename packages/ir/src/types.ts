@@ -217,13 +217,16 @@ export type OpName = Op['op'];
 
 /**
  * The order in which workgroup tickets visit tiles: the tile scheduler, as data.
- * `table` lists tile coordinates per ticket (what chunk-arrival order and user orders become).
+ * `table` lists tile coordinates per ticket (what chunk-arrival order and user orders become);
+ * `rank-table` lists one such table per rank.
  */
 export type TileOrder =
   | { readonly kind: 'row-major' }
   | { readonly kind: 'column-major' }
   | { readonly kind: 'grouped'; readonly groupSize: number }
-  | { readonly kind: 'table'; readonly tiles: readonly (readonly number[])[] };
+  | { readonly kind: 'table'; readonly tiles: readonly (readonly number[])[] }
+  /** One table per rank: ranks see their chunks arrive in different orders. */
+  | { readonly kind: 'rank-table'; readonly tables: readonly (readonly (readonly number[])[])[] };
 
 export interface TileScheduler {
   readonly order: TileOrder;

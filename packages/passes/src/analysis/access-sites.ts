@@ -1,0 +1,61 @@
+/**
+ * Tile-access analysis, part 1: every load and store of a kernel, with the loops around it. The box
+ * of a tensor a tile touches is derived from these sites (affine offsets plus the tile's extent),
+ * never declared by hand.
+ */
+import type { AffineExpr, ForOp, IndexValue, LoadOp, Module, Op, StoreOp, TensorDecl } from '@syncopate/ir';
+
+export interface LoopContext {
+  readonly iv: IndexValue;
+  readonly lower: AffineExpr;
+  readonly upper: AffineExpr;
+  readonly step: number;
+}
+
+export interface AccessSite {
+  /** Position among the kernel's sites, in program order. */
+  readonly index: number;
+  readonly kind: 'load' | 'store';
+  readonly op: LoadOp | StoreOp;
+  readonly tensor: TensorDecl;
+  readonly offsets: readonly AffineExpr[];
+  /** The tile's extent along each axis. */
+  readonly extent: readonly number[];
+  /** Enclosing loops, outermost first. */
+  readonly loops: readonly LoopContext[];
+  /** Index of the top-level kernel op that holds the site (the op itself, or the loop around it). */
+  readonly topLevel: number;
+  /** Indices from the kernel body down to the op: `[3, 1]` is op 1 of the body of top-level op 3. */
+  readonly path: readonly number[];
+}
+
+const sitesCache = new WeakMap<Module, readonly AccessSite[]>();
+
+/** All loads and stores of the module's kernel, in program order. Memoised per (immutable) module. */
+export function accessSites(module: Module): readonly AccessSite[] {
+  const cached = sitesCache.get(module);
+  if (cached) return cached;
+  const tensors = new Map(module.tensors.map((t) => [t.name, t]));
+  const sites: AccessSite[] = [];
+  const walk = (ops: readonly Op[], loops: readonly LoopContext[], prefix: readonly number[]) => {
+    ops.forEach((op, i) => {
+      const path = [...prefix, i];
+      const topLevel = path[0]!;
+      if (op.op === 'load' || op.op === 'store') {
+        const tensor = tensors.get(op.tensor);
+        if (!tensor) return; // the verifier reports unknown tensors
+        const extent = op.op === 'load' ? op.result.type.shape : op.value.type.shape;
+        sites.push({ index: sites.length, kind: op.op, op, tensor, offsets: op.offsets, extent, loops, topLevel, path });
+      } else if (op.op === 'for') {
+        walk(op.body, [...loops, loopContext(op)], path);
+      }
+    });
+  };
+  walk(module.kernel.body, [], []);
+  sitesCache.set(module, sites);
+  return sites;
+}
+
+function loopContext(op: ForOp): LoopContext {
+  return { iv: op.inductionVar, lower: op.lower, upper: op.upper, step: op.step };
+}

@@ -1,0 +1,6 @@
+export * from './access-sites.js';
+export * from './align.js';
+export * from './domains.js';
+export * from './read-regions.js';
+export * from './touch.js';
+export * from './validate-plan.js';

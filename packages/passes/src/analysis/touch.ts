@@ -1,0 +1,104 @@
+/**
+ * Tile-access analysis, part 2: when does one execution of a load or store touch a region? The
+ * answer is exact and closed-form: on axis a the site touches `[lo, hi)` of its tensor exactly when
+ * `offset_a ∈ [lo − extent_a + 1, hi)`. Conditions on a single variable become ranges on that
+ * program id or loop variable (the guards barrier insertion puts on waits and arrives); the ranges on
+ * program ids give the box of tiles that touch the region.
+ */
+import { affine, evalAffine, type AffineExpr, type AffineRange, type Box, type Module } from '@syncopate/ir';
+import type { AccessSite } from './access-sites.js';
+import { narrow, siteDomains, type Domain } from './domains.js';
+
+export interface Touch {
+  /** Conditions on program ids and loop variables, all of which hold when the site touches the region. */
+  readonly guard: readonly AffineRange[];
+  /** The tiles (a box over grid coordinates) for which some execution of the site touches the region. */
+  readonly tiles: Box;
+  /** False when a condition spans several variables, so `tiles` may hold tiles that never touch it. */
+  readonly exact: boolean;
+}
+
+/** Range of `v` for which `coeff·v + k ∈ [lo, hi)`. */
+function solveForVariable(coeff: number, k: number, lo: number, hi: number): [number, number] {
+  return coeff > 0
+    ? [Math.ceil((lo - k) / coeff), Math.ceil((hi - k) / coeff)]
+    : [Math.floor((hi - k) / coeff) + 1, Math.floor((lo - k) / coeff) + 1];
+}
+
+/** How `site` touches `region` of its tensor; undefined when no execution of it ever does. */
+export function touch(module: Module, site: AccessSite, region: Box): Touch | undefined {
+  const domains = siteDomains(module, site);
+  const narrowed = new Map<number, Domain>();
+  const guard: AffineRange[] = [];
+  const variables = new Map<number, AffineExpr>();
+  let exact = true;
+  for (let a = 0; a < site.offsets.length; a++) {
+    const e = site.offsets[a]!;
+    const lo = region.lo[a]! - site.extent[a]! + 1;
+    const hi = region.hi[a]!;
+    if (e.terms.length === 0) {
+      if (e.constant < lo || e.constant >= hi) return undefined;
+      continue;
+    }
+    if (e.terms.length > 1) {
+      guard.push({ expr: e, lo, hi });
+      exact = false;
+      continue;
+    }
+    const { value, coeff } = e.terms[0]!;
+    const [vlo, vhi] = solveForVariable(coeff, e.constant, lo, hi);
+    const domain = narrowed.get(value.id) ?? domains.get(value.id);
+    variables.set(value.id, affine(value));
+    if (!domain) {
+      guard.push({ expr: affine(value), lo: vlo, hi: vhi });
+      continue;
+    }
+    const d = narrow(domain, vlo, vhi);
+    if (!d) return undefined;
+    narrowed.set(value.id, d);
+  }
+  for (const [id, d] of narrowed) {
+    const full = domains.get(id)!;
+    if (d.lo !== full.lo || d.hi !== full.hi) guard.unshift({ expr: variables.get(id)!, lo: d.lo, hi: d.hi });
+  }
+  return { guard, tiles: tileBox(module, narrowed), exact };
+}
+
+function tileBox(module: Module, narrowed: Map<number, Domain>): Box {
+  const lo = module.kernel.grid.map(() => 0);
+  const hi = [...module.kernel.grid];
+  for (const op of module.kernel.body) {
+    if (op.op !== 'program_id') continue;
+    const d = narrowed.get(op.result.id);
+    if (d) {
+      lo[op.axis] = Math.max(lo[op.axis]!, d.lo);
+      hi[op.axis] = Math.min(hi[op.axis]!, d.hi);
+    }
+  }
+  return { lo, hi };
+}
+
+/**
+ * The reference answer, by brute force: does some iteration of the site, in `tile`, touch `region`?
+ * Used by tests and for guards that span several variables.
+ */
+export function touchesByEnumeration(module: Module, site: AccessSite, region: Box, tile: readonly number[]): boolean {
+  const env = new Map<number, number>();
+  for (const op of module.kernel.body) if (op.op === 'program_id') env.set(op.result.id, tile[op.axis] ?? 0);
+  const visit = (depth: number): boolean => {
+    if (depth === site.loops.length) {
+      return site.offsets.every((e, a) => {
+        const at = evalAffine(e, env);
+        return at < region.hi[a]! && at + site.extent[a]! > region.lo[a]!;
+      });
+    }
+    const loop = site.loops[depth]!;
+    const upper = evalAffine(loop.upper, env);
+    for (let v = evalAffine(loop.lower, env); v < upper; v += loop.step) {
+      env.set(loop.iv.id, v);
+      if (visit(depth + 1)) return true;
+    }
+    return false;
+  };
+  return visit(0);
+}

@@ -1,0 +1,108 @@
+/**
+ * `insert-barriers`: puts a `wait` before the first access to a chunk's data and an `arrive` after
+ * the last store into it, from the chunk alignment. A wait sits in the innermost loop whose variable
+ * its guard needs, so a loop-invariant wait is hoisted out of the reduction loop; a wait dominated by
+ * an earlier one for the same chunk (same or enclosing block, weaker guard) is dropped.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { castDraft } from 'immer';
+import { affineEquals, type AffineRange, type ArriveOp, type Box, type ChunkDecl, type Module, type Op, type WaitOp } from '@syncopate/ir';
+import { alignChunks, arrivalTiles, type ChunkUse } from './analysis/align.js';
+import { definePass, editModule, type Pass } from './pass.js';
+
+/** An op to insert into the block at `block` (a path of op indices), before op `before` of it. */
+interface Insertion {
+  readonly block: readonly number[];
+  readonly before: number;
+  readonly op: WaitOp | ArriveOp;
+}
+
+function placeWait(use: ChunkUse): Insertion {
+  const { path, loops } = use.site;
+  const uses = (id: number) => use.guard.some((g) => g.expr.terms.some((t) => t.value.id === id));
+  let depth = -1;
+  loops.forEach((loop, i) => {
+    if (uses(loop.iv.id)) depth = i;
+  });
+  const guard = use.guard.length > 0 ? { guard: use.guard } : {};
+  return { block: path.slice(0, depth + 1), before: path[depth + 1]!, op: { op: 'wait', chunk: use.chunk.value, ...guard } };
+}
+
+/** `b`'s conditions imply `a`'s: every condition of `a` is met by a narrower one of `b` on the same expression. */
+function implies(b: readonly AffineRange[], a: readonly AffineRange[]): boolean {
+  return a.every((x) => b.some((y) => affineEquals(x.expr, y.expr) && y.lo >= x.lo && y.hi <= x.hi));
+}
+
+/** `w1` runs before `w2` whenever `w2` runs: its block encloses `w2`'s and it comes first there. */
+function dominates(w1: Insertion, w2: Insertion): boolean {
+  const depth = w1.block.length;
+  if (w2.block.length < depth || w1.block.some((x, i) => w2.block[i] !== x)) return false;
+  const w2Position = depth === w2.block.length ? w2.before : w2.block[depth]!;
+  return w1.before <= w2Position;
+}
+
+function withoutDominated(waits: Insertion[]): Insertion[] {
+  return waits.filter(
+    (w2, j) =>
+      !waits.some(
+        (w1, i) => i !== j && w1.op.chunk.id === w2.op.chunk.id && dominates(w1, w2) && implies(w2.op.guard ?? [], w1.op.guard ?? []) &&
+          // of two identical waits keep the first
+          (i < j || !(dominates(w2, w1) && implies(w1.op.guard ?? [], w2.op.guard ?? []))),
+      ),
+  );
+}
+
+/** Conditions on program ids that hold exactly inside `tiles`. */
+function tileGuard(module: Module, tiles: Box): AffineRange[] {
+  const guard: AffineRange[] = [];
+  for (const op of module.kernel.body) {
+    if (op.op !== 'program_id') continue;
+    const lo = tiles.lo[op.axis]!;
+    const hi = tiles.hi[op.axis]!;
+    if (lo > 0 || hi < module.kernel.grid[op.axis]!) guard.push({ expr: { constant: 0, terms: [{ value: op.result, coeff: 1 }] }, lo, hi });
+  }
+  return guard;
+}
+
+function placeArrive(module: Module, chunk: ChunkDecl, uses: readonly ChunkUse[], tiles: Box): Insertion {
+  const last = Math.max(...uses.map((u) => u.site.topLevel));
+  const guard = tileGuard(module, tiles);
+  return { block: [], before: last + 1, op: { op: 'arrive', chunk: chunk.value, ...(guard.length > 0 ? { guard } : {}) } };
+}
+
+/** Rebuilds `ops` (the block at `path`) with the insertions that target it and the blocks inside it. */
+function rebuild(ops: readonly Op[], path: readonly number[], insertions: readonly Insertion[]): Op[] {
+  const here = insertions.filter((x) => x.block.length === path.length && x.block.every((v, i) => v === path[i]));
+  const out: Op[] = [];
+  for (let i = 0; i <= ops.length; i++) {
+    out.push(...here.filter((x) => x.before === i).map((x) => x.op));
+    const op = ops[i];
+    if (!op) continue;
+    out.push(op.op === 'for' ? { ...op, body: rebuild(op.body, [...path, i], insertions) } : op);
+  }
+  return out;
+}
+
+export function barrierInsertions(module: Module): Insertion[] {
+  const alignment = alignChunks(module);
+  const waits = withoutDominated(alignment.waits.map(placeWait));
+  const arrives = module.chunks.flatMap((chunk) => {
+    const uses = alignment.stores.filter((u) => u.chunk === chunk);
+    const tiles = arrivalTiles(alignment, chunk);
+    return tiles && uses.length > 0 ? [placeArrive(module, chunk, uses, tiles)] : [];
+  });
+  return [...waits, ...arrives];
+}
+
+export const insertBarriers: Pass = definePass(
+  'insert-barriers',
+  'inserts a guarded wait before each first read of a chunk (hoisted out of loops it does not depend on) and an arrive after the last store into it',
+  (module) => {
+    const insertions = barrierInsertions(module);
+    return E.right(
+      editModule(module, (draft) => {
+        draft.kernel.body = castDraft(rebuild(module.kernel.body, [], insertions));
+      }),
+    );
+  },
+);

@@ -1,0 +1,168 @@
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { add, buildModule, gemmKernel, mul, type ChunkPlan, type Diagnostic, type Module } from '@syncopate/ir';
+import { attachPlan } from '../src/attach-plan.js';
+import { alignChunks, allTiles, chunksProducedBy, chunksWaitedBy } from '../src/analysis/align.js';
+import { validatePlan } from '../src/analysis/validate-plan.js';
+import { oneShotReduceScatter, ringAllGather } from '../src/templates/index.js';
+
+function withPlan(module: Module, plan: ChunkPlan): Module {
+  const r = attachPlan.run(module, { plan, options: {} });
+  if (E.isLeft(r)) throw new Error(r.left.map((d) => d.message).join('\n'));
+  return r.right;
+}
+
+const codes = (ds: Diagnostic[]) => ds.map((d) => d.code);
+
+/** Independent oracle: the elements of A a GEMM tile reads, walked one K step at a time. */
+function gemmTileMeetsA(tile: number[], s: { m: number; k: number; bm: number; bk: number }, region: { lo: readonly number[]; hi: readonly number[] }): boolean {
+  const rowLo = Math.max(tile[0]! * s.bm, region.lo[0]!);
+  const rowHi = Math.min(tile[0]! * s.bm + s.bm, s.m, region.hi[0]!);
+  if (rowLo >= rowHi) return false;
+  for (let k = 0; k < s.k; k += s.bk) {
+    if (Math.max(k, region.lo[1]!) < Math.min(k + s.bk, s.k, region.hi[1]!)) return true;
+  }
+  return false;
+}
+
+describe('chunk alignment on AllGather + GEMM', () => {
+  it('each tile waits on exactly the chunks whose regions meet its reads (random shapes, ranks, chunks per rank)', () => {
+    const shapes = fc.record({
+      ranks: fc.integer({ min: 2, max: 4 }),
+      cpr: fc.integer({ min: 1, max: 3 }),
+      bm: fc.constantFrom(4, 8, 16),
+      bk: fc.constantFrom(4, 8),
+      rowsPerRank: fc.integer({ min: 3, max: 20 }),
+      k: fc.integer({ min: 4, max: 24 }),
+      kChunked: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(shapes, ({ ranks, cpr, bm, bk, rowsPerRank, k, kChunked }) => {
+        const m = ranks * rowsPerRank;
+        const kernel = gemmKernel({ m, n: 8, k, blockM: bm, blockN: 8, blockK: bk }, { ranks, distribute: 'ag' });
+        let plan = ringAllGather({ ranks, tensor: { name: 'A', shape: [m, k] }, axis: 0, chunksPerRank: cpr });
+        if (kChunked) {
+          // Split every chunk along K too, so tiles meet chunks inside the reduction loop.
+          const half = Math.floor(k / 2);
+          plan = {
+            ...plan,
+            chunks: plan.chunks.flatMap((c) => [
+              { ...c, region: { lo: c.region.lo, hi: [c.region.hi[0]!, half] } },
+              { ...c, region: { lo: [c.region.lo[0]!, half], hi: c.region.hi } },
+            ]),
+          };
+        }
+        const module = withPlan(kernel, plan);
+        expect(validatePlan(module)).toEqual([]);
+        for (let rank = 0; rank < ranks; rank++) {
+          for (const tile of allTiles(module.kernel.grid)) {
+            const got = chunksWaitedBy(module, rank, tile).map((c) => c.value.name);
+            const want = module.chunks
+              .filter((c) => c.dst === rank && gemmTileMeetsA(tile, { m, k, bm, bk }, c.region))
+              .map((c) => c.value.name);
+            expect(got).toEqual(want);
+          }
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('a tile straddling a chunk boundary waits on both chunks', () => {
+    // 2 ranks, 24 rows: shards are rows 0-11 and 12-23; 16-row tiles straddle row 12.
+    const module = withPlan(
+      gemmKernel({ m: 24, n: 8, k: 8, blockM: 16, blockN: 8, blockK: 8 }, { ranks: 2, distribute: 'ag' }),
+      ringAllGather({ ranks: 2, tensor: { name: 'A', shape: [24, 8] }, axis: 0, chunksPerRank: 2 }),
+    );
+    // Rank 0 receives rank 1's rows in two chunks: 12-17 and 18-23. Tile 0 (rows 0-15) needs the first only.
+    expect(chunksWaitedBy(module, 0, [0, 0]).map((c) => c.region.lo[0])).toEqual([12]);
+    expect(chunksWaitedBy(module, 0, [1, 0]).map((c) => c.region.lo[0])).toEqual([12, 18]);
+    expect(chunksWaitedBy(module, 1, [0, 0]).map((c) => c.region.lo[0])).toEqual([0, 6]);
+  });
+});
+
+describe('chunk alignment on GEMM + ReduceScatter', () => {
+  it('counts the tiles that complete each chunk and names the tiles that arrive', () => {
+    const module = withPlan(
+      gemmKernel({ m: 64, n: 32, k: 16, blockM: 16, blockN: 16, blockK: 16 }, { ranks: 2, distribute: 'rs' }),
+      oneShotReduceScatter({ ranks: 2, tensor: { name: 'C', shape: [64, 32] }, axis: 0 }),
+    );
+    expect(validatePlan(module)).toEqual([]);
+    const { producers, waits } = alignChunks(module);
+    expect(waits).toHaveLength(0);
+    // Each chunk is half of C: 2 rows of tiles x 2 columns.
+    expect([...producers.values()]).toEqual([4, 4]);
+    expect(chunksProducedBy(module, 0, [3, 1]).map((c) => c.value.name)).toEqual(['c0']);
+    expect(chunksProducedBy(module, 1, [0, 0]).map((c) => c.value.name)).toEqual(['c1']);
+    expect(chunksProducedBy(module, 0, [0, 0])).toEqual([]);
+  });
+});
+
+describe('plan validation', () => {
+  const ag = (plan: ChunkPlan) => withPlan(gemmKernel({ m: 64, n: 16, k: 16, blockM: 16, blockN: 16, blockK: 16 }, { ranks: 4, distribute: 'ag' }), plan);
+  const full = ringAllGather({ ranks: 4, tensor: { name: 'A', shape: [64, 16] }, axis: 0 });
+
+  it('accepts the ring all-gather', () => {
+    expect(validatePlan(ag(full))).toEqual([]);
+  });
+
+  it('names the tile, rank and region a missing chunk leaves uncovered', () => {
+    const ds = validatePlan(ag({ ...full, chunks: full.chunks.filter((c) => !(c.dst === 2 && c.step === 2)) }));
+    expect(codes(ds)).toEqual(['align/uncovered']);
+    expect(ds[0]!.message).toContain('tile (3, 0) of rank 2 reads @A[48:64, 0:16]');
+    expect(ds[0]).toMatchObject({ op: 'load', value: 'a' });
+  });
+
+  it('rejects two copies of the same rows into one rank', () => {
+    const ds = validatePlan(ag({ ...full, chunks: [...full.chunks, { ...full.chunks[0]!, step: 2 }] }));
+    expect(codes(ds)).toContain('align/overlap');
+    expect(ds.find((d) => d.code === 'align/overlap')!.message).toMatch(/%c0 .* and %c12 .* both write @A\[0:16, 0:16\] of rank 1/);
+  });
+
+  it('rejects a copy into rows the destination owns', () => {
+    const ds = validatePlan(ag({ ...full, chunks: [...full.chunks, { ...full.chunks[0]!, dst: 0, src: 3, step: 0 }] }));
+    expect(ds.some((d) => d.code === 'align/overlap' && /which rank 0 owns/.test(d.message))).toBe(true);
+  });
+
+  it('rejects forwarding rows before they arrive', () => {
+    // Swap steps 0 and 1: at step 0 every rank would forward a shard it has not received yet.
+    const swapped = full.chunks.map((c) => ({ ...c, step: c.step === 0 ? 1 : c.step === 1 ? 0 : c.step }));
+    const ds = validatePlan(ag({ ...full, chunks: swapped }));
+    expect(codes(ds)).toContain('align/unavailable');
+    expect(ds.find((d) => d.code === 'align/unavailable')!.message).toMatch(/%c4 .* sends @A\[48:64, 0:16\], which rank 0 neither owns nor receives before step 0/);
+  });
+
+  it('rejects a copy into elements the destination stores', () => {
+    const module = withPlan(gemmKernel({ m: 32, n: 16, k: 16, blockM: 16, blockN: 16, blockK: 16 }, { ranks: 2, distribute: 'rs' }), {
+      ranks: 2,
+      chunks: [{ tensor: 'C', region: { lo: [0, 0], hi: [16, 16] }, src: 1, dst: 0, step: 0, kind: 'copy' }],
+    });
+    expect(codes(validatePlan(module))).toEqual(['align/store-conflict']);
+  });
+
+  it('finds a cycle in the wait graph and names the chunks on it', () => {
+    // Tile 0 reads X[0:4] and writes X[4:8]; tile 1 the other way round. Rank 0's chunk into rank 1 is
+    // completed by tile 0, which waits for rank 1's chunk into rank 0, completed by tile 1, which waits ...
+    const module = withPlan(
+      buildModule('swap', { ranks: 2 }, (mb) => {
+        const X = mb.tensor('X', [8], 'f32');
+        mb.kernel('swap', [2], (kb) => {
+          const p = kb.programId(0, 'p');
+          const x = kb.load(X, [mul(p, 4)], [4], 'x');
+          kb.store(X, [add(mul(p, -4), 4)], x);
+        });
+      }),
+      {
+        ranks: 2,
+        chunks: [
+          { tensor: 'X', region: { lo: [4], hi: [8] }, src: 0, dst: 1, step: 0, kind: 'reduce-add' },
+          { tensor: 'X', region: { lo: [0], hi: [4] }, src: 1, dst: 0, step: 0, kind: 'reduce-add' },
+        ],
+      },
+    );
+    const ds = validatePlan(module);
+    expect(codes(ds)).toEqual(['align/cycle']);
+    expect(ds[0]!.message).toContain('%c0 waits for %c1 waits for %c0');
+  });
+});
