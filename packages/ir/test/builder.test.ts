@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildModule, gemmKernel, IRBuildError, mul } from '../src/index.js';
+import { buildModule, gemmKernel, IRBuildError, IRVerifyError, mul, type Diagnostic } from '../src/index.js';
 
 describe('builder', () => {
   it('builds the local GEMM with a loop carrying the accumulator', () => {
@@ -41,23 +41,35 @@ describe('builder', () => {
   });
 
   it('rejects ill-shaped dot operands at compile time', () => {
-    buildModule('types', {}, (mb) => {
-      const A = mb.tensor('A', [64, 64], 'f32');
-      const H = mb.tensor('H', [64, 64], 'f16');
-      mb.kernel('k', [1], (kb) => {
-        const a = kb.load(A, [0, 0], [64, 32]);
-        const b = kb.load(A, [0, 0], [32, 16]);
-        const bad = kb.load(A, [0, 0], [16, 64]);
-        const h = kb.load(H, [0, 0], [32, 16]);
-        const acc = kb.zeros([64, 16]);
-        kb.store(A, [0, mul(0, 1)], kb.dot(a, b, acc));
-        // @ts-expect-error inner dimensions differ (32 vs 16)
-        expect(() => kb.dot(a, bad)).not.toThrow();
-        // @ts-expect-error operands of different dtypes
-        kb.dot(a, h);
-        // @ts-expect-error accumulator of the wrong shape
-        kb.dot(a, b, kb.zeros([64, 64]));
+    const build = () =>
+      buildModule('types', {}, (mb) => {
+        const A = mb.tensor('A', [64, 64], 'f32');
+        const H = mb.tensor('H', [64, 64], 'f16');
+        mb.kernel('k', [1], (kb) => {
+          const a = kb.load(A, [0, 0], [64, 32]);
+          const b = kb.load(A, [0, 0], [32, 16]);
+          const bad = kb.load(A, [0, 0], [16, 64]);
+          const h = kb.load(H, [0, 0], [32, 16]);
+          const acc = kb.zeros([64, 16]);
+          kb.store(A, [0, mul(0, 1)], kb.dot(a, b, acc));
+          // @ts-expect-error inner dimensions differ (32 vs 16)
+          kb.dot(a, bad);
+          // @ts-expect-error operands of different dtypes
+          kb.dot(a, h);
+          // @ts-expect-error accumulator of the wrong shape
+          kb.dot(a, b, kb.zeros([64, 64]));
+        });
       });
-    });
+    expect(build).toThrow(IRVerifyError);
+    let diagnostics: readonly Diagnostic[] = [];
+    try {
+      build();
+    } catch (e) {
+      if (e instanceof IRVerifyError) diagnostics = e.diagnostics;
+    }
+    expect(diagnostics).toContainEqual(
+      expect.objectContaining({ code: 'verify/shape', op: 'dot', message: expect.stringMatching(/inner dimensions differ: %\w+ is 64x32, %\w+ is 16x64/) }),
+    );
+    expect(diagnostics.map((d) => d.op)).toEqual(['dot', 'dot', 'dot']);
   });
 });
