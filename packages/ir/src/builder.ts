@@ -24,6 +24,7 @@ import { deepFreeze } from './freeze.js';
 import type { ChunkSpec } from './plan.js';
 import { broadcastShapes } from './shapes.js';
 import type {
+  AffineRange,
   BinaryFn,
   ChunkDecl,
   ChunkValue,
@@ -55,6 +56,17 @@ export const replicated = (): Distribution => ({ kind: 'replicated' });
 export const sharded = (axis: number): Distribution => ({ kind: 'sharded', axis });
 export const partialSum = (): Distribution => ({ kind: 'partial', reduce: 'sum' });
 
+
+/** One condition of a guard: `lo <= expr < hi`. */
+export interface GuardCondition {
+  readonly expr: AffineLike;
+  readonly lo: number;
+  readonly hi: number;
+}
+
+function toGuard(guard: readonly GuardCondition[] | undefined): { guard?: AffineRange[] } {
+  return guard && guard.length > 0 ? { guard: guard.map((g) => ({ expr: affine(g.expr), lo: g.lo, hi: g.hi })) } : {};
+}
 
 /** Hands out value ids and names that are unique in one module. */
 class ValueNamer {
@@ -219,12 +231,14 @@ export class KernelBuilder {
     return results;
   }
 
-  wait(chunk: ChunkValue): void {
-    this.emit({ op: 'wait', chunk });
+  /** Waits for `chunk` on its destination rank; with a guard, only where every `lo <= expr < hi` holds. */
+  wait(chunk: ChunkValue, guard?: readonly GuardCondition[]): void {
+    this.emit({ op: 'wait', chunk, ...toGuard(guard) });
   }
 
-  arrive(chunk: ChunkValue): void {
-    this.emit({ op: 'arrive', chunk });
+  /** Marks this tile's part of `chunk` written (on its source rank); guarded like `wait`. */
+  arrive(chunk: ChunkValue, guard?: readonly GuardCondition[]): void {
+    this.emit({ op: 'arrive', chunk, ...toGuard(guard) });
   }
 }
 

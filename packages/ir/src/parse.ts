@@ -18,6 +18,7 @@ import {
   REDUCE_FNS,
   UNARY_FNS,
   type AffineExpr,
+  type AffineRange,
   type AffineTerm,
   type Box,
   type ChunkDecl,
@@ -476,10 +477,27 @@ class Parser {
         return { op: 'yield', values: hasValues ? this.commaList(() => this.tileUse()) : [], loc };
       }
       case 'wait':
-        return { op: 'wait', chunk: this.chunkUse(), loc };
+        return { op: 'wait', chunk: this.chunkUse(), ...this.guardClause(), loc };
       default:
-        return { op: 'arrive', chunk: this.chunkUse(), loc };
+        return { op: 'arrive', chunk: this.chunkUse(), ...this.guardClause(), loc };
     }
+  }
+
+  /** `[when expr in [lo, hi), ...]` after a wait or arrive. */
+  private guardClause(): { guard?: AffineRange[] } {
+    if (!this.isWord('when')) return {};
+    this.advance();
+    const guard = this.commaList((): AffineRange => {
+      const expr = this.affine();
+      this.expectWord('in', "'in' after a guarded expression");
+      this.expectPunct('[', "'[' to open a range [lo, hi)");
+      const lo = this.integer('a range start (an integer)');
+      this.expectPunct(',', "',' between a range's ends");
+      const hi = this.integer('a range end (an integer)');
+      this.expectPunct(')', "')' to close a half-open range [lo, hi)");
+      return { expr, lo, hi };
+    });
+    return { guard };
   }
 
   private commaList<T>(item: () => T): T[] {

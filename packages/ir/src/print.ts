@@ -4,6 +4,7 @@
  */
 import type {
   AffineExpr,
+  AffineRange,
   Box,
   ChunkDecl,
   Distribution,
@@ -164,10 +165,15 @@ function printSimpleOp(op: Exclude<Op, ForOp>): string {
     case 'yield':
       return op.values.length === 0 ? 'yield' : `yield ${refs(op.values)}`;
     case 'wait':
-      return `wait ${valueRef(op.chunk)}`;
     case 'arrive':
-      return `arrive ${valueRef(op.chunk)}`;
+      return `${op.op} ${valueRef(op.chunk)}${printGuard(op.guard)}`;
   }
+}
+
+/** ` when %pm in [0, 2), %k in [32, 64)`, or nothing without a guard. */
+function printGuard(guard: readonly AffineRange[] | undefined): string {
+  if (!guard || guard.length === 0) return '';
+  return ` when ${guard.map((g) => `${printAffine(g.expr)} in [${g.lo}, ${g.hi})`).join(', ')}`;
 }
 
 /** `%r = for %k = lo to hi step s iter(%x = %init) -> (tile<...>) {`; no carried values, no `iter`. */

@@ -191,8 +191,9 @@ export interface WaitOp extends OpBase {
   readonly guard?: readonly AffineRange[];
 }
 /**
- * On the chunk's source rank, marks that this tile has finished writing its part of `chunk`; the
- * last tile to arrive publishes the chunk. No-op on other ranks; guarded like `wait`.
+ * On the chunk's source rank, marks that this tile has finished writing its part of `chunk`; for a
+ * reduce-add, also on its destination rank, whose stored values the chunk is added onto. The last
+ * arrival publishes the chunk. A no-op on other ranks; guarded like `wait`.
  */
 export interface ArriveOp extends OpBase {
   readonly op: 'arrive';

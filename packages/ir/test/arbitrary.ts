@@ -13,6 +13,7 @@
 import fc from 'fast-check';
 import {
   buildModule,
+  type GuardCondition,
   broadcastShapes,
   shapesEqual,
   BINARY_FNS,
@@ -210,9 +211,9 @@ class BodyGenerator {
       case 'cast':
         return void this.define(scope, this.kb.cast(this.anyTile(scope), this.c.pick(DTYPES), this.name()));
       case 'wait':
-        return this.kb.wait(this.c.pick(this.chunks));
+        return this.kb.wait(this.c.pick(this.chunks), this.guard(scope));
       case 'arrive':
-        return this.kb.arrive(this.c.pick(this.chunks));
+        return this.kb.arrive(this.c.pick(this.chunks), this.guard(scope));
       case 'for':
         return this.loop(scope, depth);
     }
@@ -256,6 +257,15 @@ class BodyGenerator {
       if (terms.length < 3 && this.c.chance(40)) terms.push({ value, coeff: this.c.pick([1, -1, 2, -3, 32, 64, -64]) });
     }
     return { constant: this.c.chance(50) ? 0 : this.c.int(-100, 100), terms };
+  }
+
+  /** No guard, or one to two conditions, ranges possibly negative. */
+  private guard(scope: Scope): GuardCondition[] {
+    const n = this.c.int(0, 2);
+    return Array.from({ length: n }, () => {
+      const lo = this.c.int(-8, 8);
+      return { expr: this.affine(scope), lo, hi: lo + this.c.int(1, 9) };
+    });
   }
 
   private load(scope: Scope, tensor: TensorInfo): TileValue {

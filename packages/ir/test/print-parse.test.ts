@@ -428,3 +428,39 @@ describe('parse never fails with anything but IRParseError', () => {
     );
   });
 });
+
+describe('guards on wait and arrive', () => {
+  const text = [
+    'module @guarded ranks(2) {',
+    '  tensor @A : f32[64, 32] sharded(0)',
+    '  %c0 = chunk @A[0:32, 0:32] from 0 to 1 step 0 copy via auto',
+    '  kernel @k grid(4) order(row-major) {',
+    '    %pm = program_id 0',
+    '    for %k = 0 to 32 step 8 {',
+    '      wait %c0 when %pm in [0, 2), 16*%pm + %k in [-15, 32)',
+    '      %a = load @A[16*%pm, %k] : tile<16x8xf32>',
+    '      yield',
+    '    }',
+    '    arrive %c0 when %pm in [2, 4)',
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+
+  it('parses the conditions of a guard and prints them back unchanged', () => {
+    const m = parse(text);
+    const loop = m.kernel.body[1];
+    if (loop?.op !== 'for') throw new Error('expected a loop');
+    const wait = loop.body[0];
+    if (wait?.op !== 'wait') throw new Error('expected a wait');
+    expect(wait.guard?.map((g) => [g.expr.terms.map((t) => [t.value.name, t.coeff]), g.expr.constant, g.lo, g.hi])).toEqual([
+      [[['pm', 1]], 0, 0, 2],
+      [[['pm', 16], ['k', 1]], 0, -15, 32],
+    ]);
+    expect(print(m)).toBe(text);
+  });
+
+  it('points at a malformed range', () => {
+    expect(() => parse(text.replace('[0, 2)', '[0, 2]'))).toThrow(/7:33: expected '\)' to close a half-open range/);
+  });
+});
