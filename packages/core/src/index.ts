@@ -1,1 +1,5 @@
-export {};
+export * from '@syncopate/ir';
+export * from '@syncopate/passes';
+export * from './pipeline.js';
+export * from './errors.js';
+export * from './compile.js';

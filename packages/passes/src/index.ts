@@ -1,1 +1,9 @@
-export {};
+export * from './pass.js';
+export * from './manager.js';
+export * from './registry.js';
+export * from './attach-plan.js';
+export * from './align-chunks.js';
+export * from './reorder-tiles.js';
+export * from './insert-barriers.js';
+export * from './analysis/index.js';
+export * from './templates/index.js';
