@@ -91,7 +91,8 @@ function printChunk(c: ChunkDecl): string {
   );
 }
 
-function printOrder(o: TileOrder): string {
+/** A rank table is long: one rank's table per line, under the kernel header. */
+function printOrder(o: TileOrder, depth = 0): string {
   switch (o.kind) {
     case 'row-major':
     case 'column-major':
@@ -101,7 +102,10 @@ function printOrder(o: TileOrder): string {
     case 'table':
       return `table ${printTable(o.tiles)}`;
     case 'rank-table':
-      return `rank-table [${o.tables.map(printTable).join(', ')}]`;
+    {
+      const inner = INDENT.repeat(depth + 2);
+      return `rank-table [\n${o.tables.map((t) => inner + printTable(t)).join(',\n')}\n${INDENT.repeat(depth + 1)}]`;
+    }
   }
 }
 
@@ -110,7 +114,7 @@ function printTable(tiles: readonly (readonly number[])[]): string {
 }
 
 function printKernel(k: Kernel, depth: number, lines: string[]): void {
-  const header = `kernel ${symbol(k.name)} grid(${k.grid.join(', ')}) order(${printOrder(k.scheduler.order)}) {`;
+  const header = `kernel ${symbol(k.name)} grid(${k.grid.join(', ')}) order(${printOrder(k.scheduler.order, depth)}) {`;
   lines.push(INDENT.repeat(depth) + header);
   printBlock(k.body, depth + 1, lines);
   lines.push(INDENT.repeat(depth) + '}');

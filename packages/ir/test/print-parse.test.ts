@@ -125,7 +125,7 @@ describe('print', () => {
       'column-major',
       'grouped 8',
       'table [[1, 0], [0, 0]]',
-      'rank-table [[[0, 0], [1, 0]], [[1, 0], [0, 0]]]',
+      'rank-table [\n      [[0, 0], [1, 0]],\n      [[1, 0], [0, 0]]\n    ]',
     ];
     for (const order of orders) {
       const text = `module @m ranks(2) {\n  kernel @k grid(2, 1) order(${order}) {\n  }\n}\n`;

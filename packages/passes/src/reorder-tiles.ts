@@ -2,12 +2,13 @@
  * `reorder-tiles`: chooses the order in which workgroup tickets visit tiles, and writes it into the
  * kernel's tile scheduler. Orders: row-major, column-major, grouped (Triton's L2-friendly order),
  * chunk-arrival (per rank: tiles that need no chunk first, then tiles in the order their last chunk
- * arrives, the tiles of one chunk together), or a user function giving each tile of each rank a key.
+ * arrives, the tiles of one chunk together; among those, tiles that complete early-step chunks
+ * first), or a user function giving each tile of each rank a key.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { castDraft } from 'immer';
-import { error, scheduleTable, type Module, type TileOrder } from '@syncopate/ir';
-import { alignChunks, allTiles } from './analysis/align.js';
+import { error, scheduleTable, type Box, type Module, type TileOrder } from '@syncopate/ir';
+import { alignChunks, allTiles, arrivalTiles } from './analysis/align.js';
 import { definePass, editModule, type Pass } from './pass.js';
 
 /** Lower keys run first; ties keep the row-major order. */
@@ -22,30 +23,37 @@ export interface ReorderOptions {
 }
 
 /**
- * Per rank, the step after which each tile has all its chunks (0: needs none), and which chunk
- * arrives last for it (its plan index; −1 for none), indexed like `allTiles(grid)`.
+ * Per rank and tile (indexed like `allTiles(grid)`): the step after which the tile has all its
+ * chunks (0: it needs none), the plan index of the chunk that arrives last for it (−1: none), and the
+ * earliest step of a chunk it helps complete (Infinity: none), so that producers of early chunks run early.
  */
-export function tileArrivals(module: Module, rank: number): { step: number[]; chunk: number[] } {
+export function tileArrivals(module: Module, rank: number): { step: number[]; chunk: number[]; sends: number[] } {
   const grid = module.kernel.grid;
   const tiles = allTiles(grid);
   const step = tiles.map(() => 0);
   const chunk = tiles.map(() => -1);
+  const sends = tiles.map(() => Infinity);
   const strides = grid.map((_, i) => grid.slice(i + 1).reduce((a, b) => a * b, 1));
-  const index = (t: readonly number[]) => t.reduce((s, x, i) => s + x * strides[i]!, 0);
-  for (const use of alignChunks(module).waits) {
+  const forEachTile = (box: Box, visit: (at: number) => void) => {
+    for (const t of allTiles(box.hi.map((h, i) => h - box.lo[i]!))) visit(t.reduce((s, x, i) => s + (x + box.lo[i]!) * strides[i]!, 0));
+  };
+  const alignment = alignChunks(module);
+  for (const use of alignment.waits) {
     if (use.chunk.dst !== rank) continue;
     const arrival = use.chunk.step + 1;
     const planIndex = module.chunks.indexOf(use.chunk);
-    for (const t of allTiles(use.tiles.hi.map((h, i) => h - use.tiles.lo[i]!))) {
-      const tile = t.map((x, i) => x + use.tiles.lo[i]!);
-      const at = index(tile);
+    forEachTile(use.tiles, (at) => {
       if (arrival > step[at]! || (arrival === step[at] && planIndex > chunk[at]!)) {
         step[at] = arrival;
         chunk[at] = planIndex;
       }
-    }
+    });
   }
-  return { step, chunk };
+  for (const c of module.chunks) {
+    const box = c.src === rank ? arrivalTiles(alignment, c) : undefined;
+    if (box) forEachTile(box, (at) => (sends[at] = Math.min(sends[at]!, c.step)));
+  }
+  return { step, chunk, sends };
 }
 
 function sortedTable(module: Module, key: (tileIndex: number, base: number) => number[]): number[][] {
@@ -79,9 +87,9 @@ export function chooseTileOrder(module: Module, options: ReorderOptions): TileOr
     return perRank(module, (rank) => sortedTable(module, (i) => [order(tiles[i]!, rank)]));
   }
   return perRank(module, (rank) => {
-    const { step, chunk } = tileArrivals(module, rank);
+    const { step, chunk, sends } = tileArrivals(module, rank);
     // Within one chunk's tiles, the grouped order keeps the L2 reuse of the grouped schedule.
-    return sortedTable(module, (i, base) => [step[i]!, chunk[i]!, base]);
+    return sortedTable(module, (i, base) => [step[i]!, chunk[i]!, sends[i]!, base]);
   });
 }
 
