@@ -1,0 +1,31 @@
+/**
+ * The control buffer every fused kernel shares across its workgroups: a ticket counter, the first
+ * error, and per chunk a flag and a requirement counter, and the reduce-add locks (all atomic u32).
+ */
+export const CONTROL = {
+  ticket: 0,
+  errorCode: 1,
+  errorChunk: 2,
+  errorRank: 3,
+  header: 4,
+} as const;
+
+/** What a failed kernel wrote into the control buffer's error slots. */
+export const KERNEL_ERRORS = {
+  1: 'wait-timeout',
+  2: 'lock-timeout',
+} as const;
+
+export interface ControlLayout {
+  readonly flags: number;
+  readonly counters: number;
+  readonly locks: number;
+  readonly words: number;
+}
+
+export function controlLayout(chunks: number, locks: number): ControlLayout {
+  const flags = CONTROL.header;
+  const counters = flags + chunks;
+  const lockBase = counters + chunks;
+  return { flags, counters, locks: lockBase, words: lockBase + Math.max(locks, 1) };
+}

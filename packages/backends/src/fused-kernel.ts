@@ -1,0 +1,39 @@
+/** What the WGSL backend hands to a runtime: the shader, its buffers, and how to launch and read it. */
+import type { DType, Shape } from '@syncopate/ir';
+import type { ControlLayout } from './control.js';
+
+export interface TensorBinding {
+  readonly name: string;
+  readonly binding: number;
+  readonly dtype: DType;
+  readonly shape: Shape;
+  /** Elements of one rank's copy; rank r's copy starts at element r·elementsPerRank. */
+  readonly elementsPerRank: number;
+}
+
+export interface FusedKernel {
+  readonly wgsl: string;
+  readonly entryPoint: 'main';
+  readonly ranks: number;
+  readonly tilesPerRank: number;
+  /** Workgroups that publish the chunks ready at launch; they take the first tickets. */
+  readonly commWorkgroups: number;
+  /** Workgroups to dispatch (one ticket each), as [x, y] within the per-dimension limit. */
+  readonly dispatch: readonly [number, number];
+  readonly workgroupSize: readonly [number, number];
+  readonly tensors: readonly TensorBinding[];
+  readonly control: { readonly binding: number; readonly layout: ControlLayout };
+  /** Tile coordinates per rank and ticket, flattened: [rank][ticket][axis]. */
+  readonly schedule: { readonly binding: number; readonly data: Uint32Array };
+  /** Chunk names in index order (error codes and flags refer to indices). */
+  readonly chunkNames: readonly string[];
+  /** Requirements each chunk waits for before it is published, in index order. */
+  readonly chunkNeeds: readonly number[];
+  readonly usesF16: boolean;
+}
+
+/** The bytes a tensor binding needs for all ranks (f16 rounded up to whole words). */
+export function tensorBytes(t: TensorBinding, ranks: number): number {
+  const bytes = t.elementsPerRank * ranks * (t.dtype === 'f16' ? 2 : 4);
+  return Math.ceil(bytes / 4) * 4;
+}

@@ -1,0 +1,451 @@
+/**
+ * WGSL for one fused kernel: all ranks' tiles in one dispatch. Each workgroup takes a ticket; the
+ * first tickets publish the chunks that are ready at launch, the rest run tiles, ranks interleaved
+ * (ticket t → rank t mod R, the (t div R)-th tile of that rank's order). A workgroup only ever waits
+ * for work of lower tickets, which has started, so the spin-waits make progress; every spin is bounded.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import {
+  scheduleTable,
+  type AffineExpr,
+  type Diagnostic,
+  type DType,
+  type LoadOp,
+  type MapFn,
+  type Module,
+  type Op,
+  type TileValue,
+  type Value,
+} from '@syncopate/ir';
+import { controlLayout } from '../control.js';
+import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
+import { chunkTable, type ChunkTable } from '../gpu-signal/chunk-table.js';
+import { emitSignalFunctions, emitArrive, emitWait, type SignalContext } from '../gpu-signal/emit-signal.js';
+import { affineToWgsl } from './affine.js';
+import { kernelLayout, type KernelLayout, type ThreadLayout } from './layout.js';
+import { identifier, WgslWriter } from './writer.js';
+
+export interface CodegenOptions {
+  /** Iterations a spin-wait tries before it records a timeout (default 2^22). */
+  readonly spinLimit?: number;
+  /** Fault injection for tests: chunks (by name) that are never published, so their waits time out. */
+  readonly unpublished?: readonly string[];
+}
+
+const MAX_DISPATCH = 65535;
+
+const UNARY: Record<string, (a: string, t: string) => string> = {
+  neg: (a) => `-(${a})`,
+  exp: (a) => `exp(${a})`,
+  log: (a) => `log(${a})`,
+  sqrt: (a) => `sqrt(${a})`,
+  rsqrt: (a) => `inverseSqrt(${a})`,
+  relu: (a, t) => `max(${a}, ${t}(0))`,
+  silu: (a, t) => `(${a} / (${t}(1) + exp(-(${a}))))`,
+  abs: (a) => `abs(${a})`,
+};
+const BINARY: Record<string, (a: string, b: string) => string> = {
+  add: (a, b) => `(${a} + ${b})`,
+  sub: (a, b) => `(${a} - ${b})`,
+  mul: (a, b) => `(${a} * ${b})`,
+  div: (a, b) => `(${a} / ${b})`,
+  max: (a, b) => `max(${a}, ${b})`,
+  min: (a, b) => `min(${a}, ${b})`,
+};
+
+function mapExpr(fn: MapFn, args: string[], t: string): string {
+  return fn in UNARY ? UNARY[fn]!(args[0]!, t) : BINARY[fn]!(args[0]!, args[1]!);
+}
+
+function countUses(ops: readonly Op[], uses = new Map<number, number>()): Map<number, number> {
+  const use = (v: Value | undefined) => v && uses.set(v.id, (uses.get(v.id) ?? 0) + 1);
+  for (const op of ops) {
+    switch (op.op) {
+      case 'store':
+        use(op.value);
+        break;
+      case 'dot':
+        [op.a, op.b, op.acc].forEach(use);
+        break;
+      case 'map':
+        op.operands.forEach(use);
+        break;
+      case 'reduce':
+      case 'cast':
+        use(op.value);
+        break;
+      case 'for':
+        op.inits.forEach(use);
+        countUses(op.body, uses);
+        break;
+      case 'yield':
+        op.values.forEach(use);
+        break;
+      default:
+    }
+  }
+  return uses;
+}
+
+class KernelEmitter {
+  private readonly w = new WgslWriter();
+  private readonly names = new Map<number, string>();
+  private readonly taken = new Set<string>();
+  private readonly uses: Map<number, number>;
+  private readonly t: ThreadLayout;
+  private readonly tensors: Map<string, TensorBinding>;
+  private readonly chunkIndex: Map<number, number>;
+  private readonly signal: SignalContext;
+
+  constructor(
+    private readonly module: Module,
+    private readonly layout: KernelLayout,
+    private readonly table: ChunkTable,
+    tensors: readonly TensorBinding[],
+    private readonly options: CodegenOptions,
+  ) {
+    this.uses = countUses(module.kernel.body);
+    this.t = layout.threads;
+    this.tensors = new Map(tensors.map((t) => [t.name, t]));
+    this.chunkIndex = new Map(module.chunks.map((c, i) => [c.value.id, i]));
+    this.signal = { module, table, tensors: this.tensors, name: (id) => this.name(id), unpublished: new Set(options.unpublished ?? []) };
+  }
+
+  private name(id: number, base?: string): string {
+    const known = this.names.get(id);
+    if (known) return known;
+    let n = identifier('v_', base ?? String(id));
+    if (this.taken.has(n)) n = `${n}_${id}`;
+    this.taken.add(n);
+    this.names.set(id, n);
+    return n;
+  }
+
+  private alias(id: number, to: string): void {
+    this.names.set(id, to);
+  }
+
+  private wgslType(d: DType): string {
+    return d === 'f16' ? 'f16' : 'f32';
+  }
+
+  /** The register storage of a tile value: a scalar, a row, a column, or the thread's TM×TN block. */
+  private regType(v: TileValue): string {
+    const [r, c] = this.regDims(v);
+    const n = r * c;
+    return n === 1 && (v.type.shape.length === 0 || (v.type.shape[0] === 1 && v.type.shape[1] === 1))
+      ? this.wgslType(v.type.dtype)
+      : `array<${this.wgslType(v.type.dtype)}, ${n}>`;
+  }
+
+  private regDims(v: TileValue): [number, number] {
+    const s = v.type.shape;
+    if (s.length === 0) return [1, 1];
+    return [s[0] === 1 ? 1 : this.t.tm, s[1] === 1 ? 1 : this.t.tn];
+  }
+
+  /** Element (i, j) of the thread's block of `v`, broadcasting size-1 dimensions. */
+  private elem(v: TileValue, i: string, j: string): string {
+    const n = this.name(v.id);
+    const [r, c] = this.regDims(v);
+    if (this.regType(v).startsWith('array') === false) return n;
+    if (r === 1) return `${n}[${j}]`;
+    if (c === 1) return `${n}[${i}]`;
+    return `${n}[${i} * ${this.t.tn}u + ${j}]`;
+  }
+
+  /** Loops over the thread's elements of `v`, with `i` and `j` the element indices. */
+  private forElements(v: TileValue, body: (i: string, j: string) => void): void {
+    const [r, c] = this.regDims(v);
+    this.w.block(`for (var i = 0u; i < ${r}u; i++)`, () => this.w.block(`for (var j = 0u; j < ${c}u; j++)`, () => body('i', 'j')));
+  }
+
+  private affine(e: AffineExpr): string {
+    return affineToWgsl(e, (id) => this.name(id));
+  }
+
+  /** Row and column (i32) of element (i, j) of the thread's block of a tile at `offsets`. */
+  private coords(v: TileValue, offsets: readonly AffineExpr[], i: string, j: string): [string, string] {
+    const [r, c] = this.regDims(v);
+    const row = r === 1 ? this.affine(offsets[0]!) : `${this.affine(offsets[0]!)} + i32(ty + ${i} * ${this.t.ty}u)`;
+    const col = c === 1 ? this.affine(offsets[1]!) : `${this.affine(offsets[1]!)} + i32(tx + ${j} * ${this.t.tx}u)`;
+    return [row, col];
+  }
+
+  private inBounds(t: TensorBinding, row: string, col: string): string {
+    return `${row} >= 0 && ${row} < ${t.shape[0]} && ${col} >= 0 && ${col} < ${t.shape[1]}`;
+  }
+
+  private at(t: TensorBinding, row: string, col: string): string {
+    return `rank * ${t.elementsPerRank}u + u32(${row}) * ${t.shape[1]}u + u32(${col})`;
+  }
+
+  emit(): string {
+    const w = this.w;
+    this.header();
+    emitSignalFunctions(w, this.signal, this.options.spinLimit ?? 1 << 22);
+    w.line('@compute @workgroup_size(' + `${this.t.tx}, ${this.t.ty}` + ')');
+    w.block('fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id) local: vec3u)', () => {
+      w.line('let tx = local.x;');
+      w.line('let ty = local.y;');
+      w.line('if (lid == 0u) { wg_u = atomicAdd(&ctl[0], 1u); }');
+      w.line('let ticket = workgroupUniformLoad(&wg_u);');
+      w.line('if (ticket >= COMM_WORKGROUPS + RANKS * TILES) { return; }');
+      this.commDispatch();
+      w.line('let t = ticket - COMM_WORKGROUPS;');
+      w.line('let rank = t % RANKS;');
+      w.line('let slot = ((rank * TILES) + t / RANKS) * GRID_RANK;');
+      this.block(this.module.kernel.body);
+    });
+    return w.toString();
+  }
+
+  private header(): void {
+    const { module, t } = this;
+    const w = this.w;
+    w.line(`// Generated by syncopate: module @${module.name}, kernel @${module.kernel.name}`);
+    w.line(`// ${module.ranks} ranks x ${this.tilesPerRank()} tiles of ${t.bm}x${t.bn}, ${module.chunks.length} chunks (gpu-signal)`);
+    if ([...this.tensors.values()].some((x) => x.dtype === 'f16')) w.line('enable f16;');
+    w.line();
+    w.line(`const RANKS: u32 = ${module.ranks}u;`);
+    w.line(`const TILES: u32 = ${this.tilesPerRank()}u;`);
+    w.line(`const GRID_RANK: u32 = ${module.kernel.grid.length}u;`);
+    w.line(`const COMM_WORKGROUPS: u32 = ${this.table.ready.length}u;`);
+    w.line(`const WORKGROUP_SIZE: u32 = ${t.tx * t.ty}u;`);
+    w.line();
+    for (const x of this.tensors.values()) {
+      w.line(`// @${x.name}: ${x.dtype}[${x.shape.join(', ')}], one copy per rank`);
+      w.line(`@group(0) @binding(${x.binding}) var<storage, read_write> ${identifier('t_', x.name)}: array<${this.wgslType(x.dtype)}>;`);
+    }
+    const n = this.tensors.size;
+    w.line(`@group(0) @binding(${n}) var<storage, read_write> ctl: array<atomic<u32>>;`);
+    w.line(`@group(0) @binding(${n + 1}) var<storage, read> schedule: array<u32>;`);
+    w.line();
+    w.line('var<workgroup> wg_u: u32;');
+    this.sharedArrays();
+    w.line();
+  }
+
+  private tilesPerRank(): number {
+    return this.module.kernel.grid.reduce((a, b) => a * b, 1);
+  }
+
+  private sharedArrays(): void {
+    const visit = (ops: readonly Op[]) => {
+      for (const op of ops) {
+        if (op.op === 'load' && this.layout.shared.has(op.result.id)) {
+          const [r, c] = op.result.type.shape as [number, number];
+          this.w.line(`var<workgroup> ${identifier('sh_', op.result.name)}: array<${this.wgslType(op.result.type.dtype)}, ${r * c}>;`);
+        }
+        if (op.op === 'for') visit(op.body);
+      }
+    };
+    visit(this.module.kernel.body);
+  }
+
+  /** The first tickets each publish one chunk that is ready at launch. */
+  private commDispatch(): void {
+    if (this.table.ready.length === 0) return;
+    this.w.block('if (ticket < COMM_WORKGROUPS)', () => {
+      this.w.block('switch ticket', () => {
+        this.table.ready.forEach((c, i) => this.w.line(`case ${i}u: { publish_${c}(lid); }`));
+        this.w.line('default: {}');
+      });
+      this.w.line('return;');
+    });
+  }
+
+  private block(ops: readonly Op[]): void {
+    ops.forEach((op, i) => {
+      const sharedLoad = (o: Op | undefined) => o?.op === 'load' && this.layout.shared.has(o.result.id);
+      // Staged loads come in runs: one barrier before (the previous dot is done reading) and one after.
+      if (sharedLoad(op) && !sharedLoad(ops[i - 1])) this.w.line('workgroupBarrier();');
+      this.op(op);
+      if (sharedLoad(op) && !sharedLoad(ops[i + 1])) this.w.line('workgroupBarrier();');
+    });
+  }
+
+  private op(op: Op): void {
+    const w = this.w;
+    switch (op.op) {
+      case 'program_id':
+        w.line(`let ${this.name(op.result.id, op.result.name)} = i32(schedule[slot + ${op.axis}u]);`);
+        return;
+      case 'constant': {
+        const n = this.name(op.result.id, op.result.name);
+        const ty = this.wgslType(op.result.type.dtype);
+        const value = Number.isFinite(op.value) ? `${ty}(${op.value})` : `${ty}(${op.value > 0 ? '1e30' : '-1e30'})`;
+        if (!this.regType(op.result).startsWith('array')) return void w.line(`var ${n}: ${ty} = ${value};`);
+        w.line(`var ${n}: ${this.regType(op.result)};`);
+        if (op.value !== 0) this.forElements(op.result, (i, j) => w.line(`${this.elem(op.result, i, j)} = ${value};`));
+        return;
+      }
+      case 'load':
+        return this.layout.shared.has(op.result.id) ? this.sharedLoad(op) : this.registerLoad(op);
+      case 'store': {
+        const t = this.tensors.get(op.tensor)!;
+        const ref = identifier('t_', t.name);
+        w.line(`// store %${op.value.name} -> @${t.name}[${op.offsets.map((o) => this.affine(o)).join(', ')}]`);
+        this.forElements(op.value, (i, j) => {
+          const [row, col] = this.coords(op.value, op.offsets, i, j);
+          w.line(`let row = ${row};`);
+          w.line(`let col = ${col};`);
+          w.line(`if (${this.inBounds(t, 'row', 'col')}) { ${ref}[${this.at(t, 'row', 'col')}] = ${this.elem(op.value, i, j)}; }`);
+        });
+        return;
+      }
+      case 'dot':
+        return this.dot(op.result, op.a, op.b, op.acc);
+      case 'map': {
+        const n = this.name(op.result.id, op.result.name);
+        const ty = this.wgslType(op.result.type.dtype);
+        w.line(`var ${n}: ${this.regType(op.result)};`);
+        this.forElements(op.result, (i, j) =>
+          w.line(`${this.elem(op.result, i, j)} = ${mapExpr(op.fn, op.operands.map((o) => this.elem(o, i, j)), ty)};`),
+        );
+        return;
+      }
+      case 'cast': {
+        const n = this.name(op.result.id, op.result.name);
+        const ty = this.wgslType(op.result.type.dtype);
+        w.line(`var ${n}: ${this.regType(op.result)};`);
+        this.forElements(op.result, (i, j) => w.line(`${this.elem(op.result, i, j)} = ${ty}(${this.elem(op.value, i, j)});`));
+        return;
+      }
+      case 'for':
+        return this.loop(op);
+      case 'yield':
+        return; // the loop emitter assigns the carried values
+      case 'wait':
+        return emitWait(w, this.signal, this.chunkIndex.get(op.chunk.id)!, op.guard);
+      case 'arrive':
+        return emitArrive(w, this.signal, this.chunkIndex.get(op.chunk.id)!, op.guard);
+      case 'reduce':
+        throw new Error('unreachable: the layout rejects reduce');
+    }
+  }
+
+  /** All threads copy the tile into workgroup memory; elements outside the tensor read as 0. */
+  private sharedLoad(op: LoadOp): void {
+    const t = this.tensors.get(op.tensor)!;
+    const [r, c] = op.result.type.shape as [number, number];
+    const sh = identifier('sh_', op.result.name);
+    this.alias(op.result.id, sh);
+    const ty = this.wgslType(t.dtype);
+    const w = this.w;
+    w.line(`// %${op.result.name} = load @${t.name}[${op.offsets.map((o) => this.affine(o)).join(', ')}] (${r}x${c}, staged)`);
+    w.block(`for (var e = lid; e < ${r * c}u; e += WORKGROUP_SIZE)`, () => {
+      w.line(`let row = ${this.affine(op.offsets[0]!)} + i32(e / ${c}u);`);
+      w.line(`let col = ${this.affine(op.offsets[1]!)} + i32(e % ${c}u);`);
+      w.line(`var x = ${ty}(0);`);
+      w.line(`if (${this.inBounds(t, 'row', 'col')}) { x = ${identifier('t_', t.name)}[${this.at(t, 'row', 'col')}]; }`);
+      w.line(`${sh}[e] = x;`);
+    });
+  }
+
+  private registerLoad(op: LoadOp): void {
+    const t = this.tensors.get(op.tensor)!;
+    const n = this.name(op.result.id, op.result.name);
+    const w = this.w;
+    w.line(`var ${n}: ${this.regType(op.result)};`);
+    this.forElements(op.result, (i, j) => {
+      const [row, col] = this.coords(op.result, op.offsets, i, j);
+      w.line(`let row = ${row};`);
+      w.line(`let col = ${col};`);
+      w.line(`if (${this.inBounds(t, 'row', 'col')}) { ${this.elem(op.result, i, j)} = ${identifier('t_', t.name)}[${this.at(t, 'row', 'col')}]; }`);
+    });
+  }
+
+  /** `acc + a·b` from the staged tiles, each thread accumulating its TM×TN block in f32. */
+  private dot(result: TileValue, a: TileValue, b: TileValue, acc: TileValue | undefined): void {
+    const w = this.w;
+    const { tm, tn, ty, tx } = this.t;
+    const k = a.type.shape[1]!;
+    const bn = b.type.shape[1]!;
+    let n: string;
+    if (acc && this.uses.get(acc.id) === 1) {
+      n = this.name(acc.id);
+      this.alias(result.id, n); // the accumulator is dead after this dot: accumulate in place
+    } else {
+      n = this.name(result.id, result.name);
+      w.line(acc ? `var ${n} = ${this.name(acc.id)};` : `var ${n}: array<f32, ${tm * tn}>;`);
+    }
+    const sa = this.name(a.id);
+    const sb = this.name(b.id);
+    w.line(`// %${result.name} = dot %${a.name}, %${b.name}${acc ? `, %${acc.name}` : ''}`);
+    w.block(`for (var kk = 0u; kk < ${k}u; kk++)`, () => {
+      w.line(`var fa: array<f32, ${tm}>;`);
+      w.line(`var fb: array<f32, ${tn}>;`);
+      w.line(`for (var i = 0u; i < ${tm}u; i++) { fa[i] = f32(${sa}[(ty + i * ${ty}u) * ${k}u + kk]); }`);
+      w.line(`for (var j = 0u; j < ${tn}u; j++) { fb[j] = f32(${sb}[kk * ${bn}u + tx + j * ${tx}u]); }`);
+      w.block(`for (var i = 0u; i < ${tm}u; i++)`, () =>
+        w.line(`for (var j = 0u; j < ${tn}u; j++) { ${n}[i * ${tn}u + j] = fma(fa[i], fb[j], ${n}[i * ${tn}u + j]); }`),
+      );
+    });
+  }
+
+  private loop(op: Extract<Op, { op: 'for' }>): void {
+    const w = this.w;
+    op.iterArgs.forEach((arg, i) => {
+      const n = this.name(arg.id, arg.name);
+      w.line(`var ${n} = ${this.name(op.inits[i]!.id)};`);
+      this.alias(op.results[i]!.id, n);
+    });
+    const iv = this.name(op.inductionVar.id, op.inductionVar.name);
+    w.block(`for (var ${iv}: i32 = ${this.affine(op.lower)}; ${iv} < ${this.affine(op.upper)}; ${iv} += ${op.step})`, () => {
+      this.block(op.body);
+      const y = op.body[op.body.length - 1];
+      if (y?.op !== 'yield') return;
+      y.values.forEach((v, i) => {
+        const target = this.name(op.iterArgs[i]!.id);
+        const source = this.name(v.id);
+        if (source !== target) w.line(`${target} = ${source};`);
+      });
+    });
+  }
+}
+
+/** The tensors as bindings 0…n−1, in declaration order. */
+function tensorBindings(module: Module): TensorBinding[] {
+  return module.tensors.map((t, binding) => ({
+    name: t.name,
+    binding,
+    dtype: t.dtype,
+    shape: t.shape,
+    elementsPerRank: t.shape.reduce((a, b) => a * b, 1),
+  }));
+}
+
+export function emitFusedKernel(module: Module, options: CodegenOptions = {}): E.Either<readonly Diagnostic[], FusedKernel> {
+  const { layout, problems } = kernelLayout(module);
+  if (!layout) return E.left(problems);
+  const table = chunkTable(module);
+  const tensors = tensorBindings(module);
+  const emitter = new KernelEmitter(module, layout, table, tensors, options);
+  const wgsl = emitter.emit();
+  const grid = module.kernel.grid;
+  const tiles = grid.reduce((a, b) => a * b, 1);
+  const schedule = new Uint32Array(module.ranks * tiles * grid.length);
+  for (let r = 0; r < module.ranks; r++) {
+    scheduleTable(module.kernel.scheduler.order, grid, r).forEach((tile, ticket) =>
+      tile.forEach((x, axis) => (schedule[(r * tiles + ticket) * grid.length + axis] = x)),
+    );
+  }
+  const total = table.ready.length + module.ranks * tiles;
+  const x = Math.min(total, MAX_DISPATCH);
+  return E.right({
+    wgsl,
+    entryPoint: 'main',
+    ranks: module.ranks,
+    tilesPerRank: tiles,
+    commWorkgroups: table.ready.length,
+    dispatch: [x, Math.ceil(total / x)],
+    workgroupSize: [layout.threads.tx, layout.threads.ty],
+    tensors,
+    control: { binding: tensors.length, layout: controlLayout(module.chunks.length, table.locks) },
+    schedule: { binding: tensors.length + 1, data: schedule },
+    chunkNames: module.chunks.map((c) => c.value.name),
+    chunkNeeds: table.entries.map((e) => e.need),
+    usesF16: tensors.some((t) => t.dtype === 'f16'),
+  });
+}

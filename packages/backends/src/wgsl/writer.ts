@@ -1,0 +1,28 @@
+/** Lines of WGSL with indentation, so emitters read like the code they write. */
+export class WgslWriter {
+  private readonly lines: string[] = [];
+  private depth = 0;
+
+  line(text = ''): this {
+    this.lines.push(text === '' ? '' : '  '.repeat(this.depth) + text);
+    return this;
+  }
+
+  /** `head {`, the body one level in, `}`. */
+  block(head: string, body: () => void): this {
+    this.line(`${head} {`);
+    this.depth++;
+    body();
+    this.depth--;
+    return this.line('}');
+  }
+
+  toString(): string {
+    return this.lines.join('\n') + '\n';
+  }
+}
+
+/** A WGSL identifier from an IR name (which may be quoted text): other characters become `_`. */
+export function identifier(prefix: string, name: string): string {
+  return `${prefix}${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
+}

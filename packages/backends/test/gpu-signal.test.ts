@@ -1,0 +1,90 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { buildModule, gemmKernel, mul, type ChunkPlan, type Module } from '@syncopate/ir';
+import { alignChunksPass, attachPlan, insertBarriers, oneShotReduceScatter, reorderTiles, ringAllGather, ringReduceScatter, runPipeline } from '@syncopate/passes';
+import { chunkTable, emitFusedKernel } from '../src/index.js';
+
+function lowered(kernel: Module, plan: ChunkPlan): Module {
+  const r = runPipeline([attachPlan, alignChunksPass, reorderTiles, insertBarriers], kernel, { plan, options: {} });
+  if (E.isLeft(r)) throw new Error(r.left.map((d) => d.message).join('\n'));
+  return r.right.module;
+}
+
+const ag = (ranks: number) =>
+  lowered(
+    gemmKernel({ m: 128, n: 64, k: 64, blockM: 32, blockN: 32, blockK: 16 }, { ranks, distribute: 'ag', name: 'ag_gemm' }),
+    ringAllGather({ ranks, tensor: { name: 'A', shape: [128, 64] }, axis: 0 }),
+  );
+
+describe('chunk table', () => {
+  it('ring all-gather: step-0 chunks are ready at launch, each later one waits for the chunk it forwards', () => {
+    const table = chunkTable(ag(4));
+    expect(table.ready).toEqual([0, 1, 2, 3]);
+    expect(table.entries.map((e) => e.need)).toEqual([0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+    // %c0 (rank 0 -> 1, step 0) is forwarded by rank 1 at step 1: %c5.
+    expect(table.entries[0]!.dependents).toEqual([5]);
+    expect(table.entries.every((e) => e.lock === -1)).toBe(true);
+  });
+
+  it('ring reduce-scatter: a chunk waits for the tiles of both ranks and the chunk it carries on', () => {
+    const module = lowered(
+      gemmKernel({ m: 128, n: 64, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }),
+      ringReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [128, 64] }, axis: 0 }),
+    );
+    const table = chunkTable(module);
+    // Each 32-row shard is one row of 2 tiles: 2 on the source, 2 on the destination, plus the feeder after step 0.
+    expect(table.entries.map((e) => e.need)).toEqual([4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5]);
+    expect(table.ready).toEqual([]);
+    // One chunk lands on each (rank, shard) pair: no two share a lock.
+    expect(new Set(table.entries.map((e) => e.lock)).size).toBe(12);
+  });
+
+  it('one-shot reduce-scatter: the adds into one shard share a lock', () => {
+    const module = lowered(
+      gemmKernel({ m: 96, n: 32, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 3, distribute: 'rs' }),
+      oneShotReduceScatter({ ranks: 3, tensor: { name: 'C', shape: [96, 32] }, axis: 0 }),
+    );
+    const table = chunkTable(module);
+    const byDst = (d: number) => new Set(table.entries.filter((e) => e.chunk.dst === d).map((e) => e.lock));
+    expect([0, 1, 2].map((d) => byDst(d).size)).toEqual([1, 1, 1]);
+    expect(table.locks).toBe(3);
+  });
+});
+
+describe('WGSL emission', () => {
+  it('matches the golden kernel for a 2-rank AllGather + GEMM', () => {
+    const fused = emitFusedKernel(ag(2));
+    if (E.isLeft(fused)) throw new Error(fused.left.map((d) => d.message).join('\n'));
+    const file = join(import.meta.dirname, 'golden', 'ag-gemm-2.wgsl');
+    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, fused.right.wgsl);
+    expect(existsSync(file)).toBe(true);
+    expect(fused.right.wgsl).toBe(readFileSync(file, 'utf8'));
+    expect(fused.right.commWorkgroups).toBe(2);
+    expect(fused.right.dispatch).toEqual([2 + 2 * 8, 1]);
+    // Rank 1 runs its own rows (tiles 2 and 3 of the grid's rows) first: chunk-arrival order.
+    expect(Array.from(fused.right.schedule.data.slice(16, 18))).toEqual([2, 0]);
+  });
+
+  it('marks every wait and arrive with a comment naming the chunk', () => {
+    const fused = emitFusedKernel(ag(2));
+    if (E.isLeft(fused)) throw new Error('emit failed');
+    expect(fused.right.wgsl).toContain('// wait %c1: @A[64:128, 0:64] rank 1 -> rank 0, step 0 (copy)');
+    expect(fused.right.wgsl).toContain('if (rank == 0u && (v_pm >= 2 && v_pm < 4))');
+  });
+
+  it('refuses what it cannot lower, naming the op', () => {
+    const module = buildModule('rowsum', { ranks: 1 }, (mb) => {
+      const X = mb.tensor('X', [32, 32], 'f32');
+      const Y = mb.tensor('Y', [32, 1], 'f32');
+      mb.kernel('k', [1], (kb) => {
+        const p = kb.programId(0, 'p');
+        const x = kb.load(X, [mul(p, 32), 0], [32, 32], 'x');
+        kb.store(Y, [mul(p, 32), 0], kb.reduce('sum', x, 1, 's'));
+      });
+    });
+    const fused = emitFusedKernel(module);
+    expect(E.isLeft(fused) && fused.left.map((d) => [d.code, d.op, d.value])).toContainEqual(['codegen/unsupported', 'reduce', 's']);
+  });
+});
