@@ -1,1 +1,35 @@
-export {};
+export {
+  RuntimeError,
+  NoAdapterError,
+  ShaderCompileError,
+  OutOfMemoryError,
+  LimitExceededError,
+  DeviceLostError,
+  GpuTimeoutError,
+  ValidationError,
+  UsageError,
+  type ShaderMessage,
+} from './errors.js';
+export { withTimeout } from './timeout.js';
+export {
+  openGpu,
+  requestDevice,
+  DEFAULT_FEATURES,
+  type GpuHandle,
+  type OpenGpuOptions,
+  type RequestDeviceOptions,
+  type DeviceHandle,
+  type DeviceLimits,
+  type AdapterInfo,
+} from './gpu.js';
+export {
+  Executor,
+  type BufferSpec,
+  type KernelSpec,
+  type CompiledKernel,
+  type Launch,
+  type RunOptions,
+  type RunResult,
+  type ExecutorOptions,
+  type Workgroups,
+} from './executor.js';
