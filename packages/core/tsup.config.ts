@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
-// src/demo.ts (the `pnpm demo` entry, built to dist/demo.js) is picked up once it exists.
-const entry = ['src/index.ts', ...(existsSync('src/demo.ts') ? ['src/demo.ts'] : [])];
+// src/demo.ts (the `pnpm demo` entry, built to dist/demo.js) is picked up once it exists;
+// src/cli.ts is the `syncopate` executable (dist/cli.js; its #! line is kept and the file made executable).
+const entry = ['src/index.ts', ...['src/demo.ts', 'src/cli.ts'].filter((f) => existsSync(f))];
 
 export default defineConfig({
   entry,

@@ -23,8 +23,8 @@ export interface FusedKernel {
   readonly workgroupSize: readonly [number, number];
   readonly tensors: readonly TensorBinding[];
   readonly control: { readonly binding: number; readonly layout: ControlLayout };
-  /** Tile coordinates per rank and ticket, flattened: [rank][ticket][axis]. */
-  readonly schedule: { readonly binding: number; readonly data: Uint32Array };
+  /** Read-only tables: each rank's tile order ([rank][ticket][axis]), then the chunk descriptors. */
+  readonly tables: { readonly binding: number; readonly data: Uint32Array };
   /** Chunk names in index order (error codes and flags refer to indices). */
   readonly chunkNames: readonly string[];
   /** Requirements each chunk waits for before it is published, in index order. */

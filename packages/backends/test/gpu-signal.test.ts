@@ -64,7 +64,7 @@ describe('WGSL emission', () => {
     expect(fused.right.commWorkgroups).toBe(2);
     expect(fused.right.dispatch).toEqual([2 + 2 * 8, 1]);
     // Rank 1 runs its own rows (tiles 2 and 3 of the grid's rows) first: chunk-arrival order.
-    expect(Array.from(fused.right.schedule.data.slice(16, 18))).toEqual([2, 0]);
+    expect(Array.from(fused.right.tables.data.slice(16, 18))).toEqual([2, 0]);
   });
 
   it('marks every wait and arrive with a comment naming the chunk', () => {

@@ -1,12 +1,14 @@
 /**
- * The gpu-signal backend in WGSL. Per chunk c:
- *  - `notify_c` counts one requirement of c (an arriving tile, or a chunk it forwards being published);
- *    the workgroup that counts the last one calls `publish_c`;
- *  - `publish_c` copies (or, holding c's lock, adds) c's region from the source rank's copy of the
- *    tensor into the destination rank's, sets c's flag, and notifies the chunks that forward c's data;
- *  - a `wait` spins (bounded) on c's flag on c's destination rank.
- * A spin that runs out records the error code, chunk and rank in the control buffer and the
- * workgroup returns; the runtime turns that into a typed error.
+ * The gpu-signal backend in WGSL. Chunks are data (see descriptors.ts); the code is generic:
+ *  - an `arrive` counts one requirement of its chunk (this tile's stores into it are done); the
+ *    workgroup that counts the last requirement pushes the chunk onto its workgroup's stack;
+ *  - `publish_pending` pops chunks off that stack and publishes each: copies (or, holding the
+ *    chunk's lock, adds) its region from the source rank's copy of the tensor into the destination's,
+ *    sets its flag, and counts one requirement of every chunk that forwards its data, pushing those
+ *    that complete; each chunk is published once, so the loop is bounded by the number of chunks;
+ *  - a `wait` spins, bounded, on its chunk's flag.
+ * A spin that runs out records the error code, chunk and rank in the control buffer and the workgroup
+ * returns; the runtime turns that into a typed error.
  */
 import { type AffineRange, type Module } from '@syncopate/ir';
 import { CONTROL, controlLayout } from '../control.js';
@@ -14,10 +16,14 @@ import type { TensorBinding } from '../fused-kernel.js';
 import { guardToWgsl } from '../wgsl/affine.js';
 import { identifier, type WgslWriter } from '../wgsl/writer.js';
 import type { ChunkTable } from './chunk-table.js';
+import { DESCRIPTOR_WORDS, FIELD, MAX_DIMS, NO_LOCK, type ChunkDescriptors } from './descriptors.js';
 
 export interface SignalContext {
   readonly module: Module;
   readonly table: ChunkTable;
+  readonly descriptors: ChunkDescriptors;
+  /** Where the chunk descriptors start in the tables buffer. */
+  readonly chunksAt: number;
   readonly tensors: ReadonlyMap<string, TensorBinding>;
   readonly name: (valueId: number) => string;
   /** Chunk names never published (fault injection). */
@@ -30,12 +36,25 @@ function describe(ctx: SignalContext, c: number): string {
   return `%${chunk.value.name}: @${chunk.tensor}[${region}] rank ${chunk.src} -> rank ${chunk.dst}, step ${chunk.step} (${chunk.kind})`;
 }
 
+const field = (name: keyof typeof FIELD, offset = 0) => `tables[d + ${FIELD[name] + offset}u]`;
+
 export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit: number): void {
-  const layout = controlLayout(ctx.table.entries.length, ctx.table.locks);
+  const chunks = ctx.table.entries.length;
+  const layout = controlLayout(chunks, ctx.table.locks);
   w.line(`const SPIN_LIMIT: u32 = ${spinLimit}u;`);
+  w.line(`const CHUNKS: u32 = ${chunks}u;`);
   w.line(`const FLAGS: u32 = ${layout.flags}u;`);
   w.line(`const COUNTERS: u32 = ${layout.counters}u;`);
   w.line(`const LOCKS: u32 = ${layout.locks}u;`);
+  w.line(`const CHUNKS_AT: u32 = ${ctx.chunksAt}u;`);
+  w.line(`const READY_AT: u32 = ${ctx.chunksAt + ctx.descriptors.readyAt}u;`);
+  w.line(`const DESCRIPTOR_WORDS: u32 = ${DESCRIPTOR_WORDS}u;`);
+  w.line(`const NO_LOCK: u32 = ${NO_LOCK}u;`);
+  w.line('const NONE: u32 = 0xffffffffu;');
+  w.line();
+  w.line('// Chunks this workgroup completed and has yet to publish.');
+  w.line(`var<workgroup> wg_pending: array<u32, ${Math.max(chunks, 1)}>;`);
+  w.line('var<workgroup> wg_pending_count: u32;');
   w.line();
   w.line('// Keeps the first error: its code, chunk and rank.');
   w.block('fn record_error(code: u32, chunk: u32, rank: u32)', () => {
@@ -65,60 +84,91 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
     w.line('return 0u;');
   });
   w.line();
-  // Publish functions call the notify functions of later chunks only (steps increase): no recursion.
-  for (const e of ctx.table.entries) emitNotify(w, e.index, e.need);
-  for (const e of ctx.table.entries) emitPublish(w, ctx, e.index);
+  w.line('// Invocation 0 only: one more requirement of `chunk` is met; queue it if that was the last.');
+  w.block('fn count_requirement(chunk: u32)', () => {
+    w.line('let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;');
+    w.block(`if (atomicAdd(&ctl[COUNTERS + chunk], 1u) + 1u == ${field('need')})`, () => {
+      w.line('wg_pending[wg_pending_count] = chunk;');
+      w.line('wg_pending_count += 1u;');
+    });
+  });
+  w.line();
+  emitMoveChunk(w, ctx);
+  emitPublishPending(w, ctx);
 }
 
-function emitNotify(w: WgslWriter, c: number, need: number): void {
-  w.line(`// Counts one requirement of chunk ${c} (${need} in all); the last one publishes it.`);
-  w.block(`fn notify_${c}(lid: u32)`, () => {
-    w.line('workgroupBarrier();');
-    w.line(`if (lid == 0u) { wg_u = atomicAdd(&ctl[COUNTERS + ${c}u], 1u) + 1u; }`);
-    w.line(`if (workgroupUniformLoad(&wg_u) == ${need}u) { publish_${c}(lid); }`);
+/** Copies or adds one chunk's region, all invocations taking elements in turn; one case per tensor. */
+function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
+  const tensors = [...new Set(ctx.table.entries.map((e) => e.chunk.tensor))].map((n) => ctx.tensors.get(n)!);
+  w.block('fn move_chunk(chunk: u32, lid: u32)', () => {
+    w.line('let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;');
+    w.line(`let add = ${field('kind')} == 1u;`);
+    w.line(`let src = ${field('src')};`);
+    w.line(`let dst = ${field('dst')};`);
+    w.line(`let lo = vec4u(${[0, 1, 2, 3].map((i) => field('lo', i)).join(', ')});`);
+    w.line(`let extent = vec4u(${[0, 1, 2, 3].map((i) => field('extent', i)).join(', ')});`);
+    w.block(`switch ${field('tensor')}`, () => {
+      for (const t of tensors) {
+        const ref = identifier('t_', t.name);
+        const strides = t.shape.map((_, i) => t.shape.slice(i + 1).reduce((a, b) => a * b, 1));
+        // Axes are right-aligned in the descriptor: the tensor's axis i is lane MAX_DIMS - rank + i.
+        const at = strides.map((s, i) => `x[${MAX_DIMS - t.shape.length + i}] * ${s}u`).join(' + ');
+        w.block(`case ${t.binding}u:`, () => {
+          w.block(`for (var e = lid; e < ${field('elements')}; e += WORKGROUP_SIZE)`, () => {
+            w.line('let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);');
+            w.line(`let at = ${at};`);
+            w.line(`let target_at = dst * ${t.elementsPerRank}u + at;`);
+            w.line(`let source_at = src * ${t.elementsPerRank}u + at;`);
+            w.line(`if (add) { ${ref}[target_at] = ${ref}[target_at] + ${ref}[source_at]; } else { ${ref}[target_at] = ${ref}[source_at]; }`);
+          });
+        });
+      }
+      w.line('default: {}');
+    });
   });
   w.line();
 }
 
-function emitPublish(w: WgslWriter, ctx: SignalContext, c: number): void {
-  const { chunk, lock, dependents } = ctx.table.entries[c]!;
-  const t = ctx.tensors.get(chunk.tensor)!;
-  const ref = identifier('t_', t.name);
-  const extents = chunk.region.hi.map((h, i) => h - chunk.region.lo[i]!);
-  const count = extents.reduce((a, b) => a * b, 1);
-  const strides = t.shape.map((_, i) => t.shape.slice(i + 1).reduce((a, b) => a * b, 1));
-  w.line(`// publish ${describe(ctx, c)}`);
-  w.block(`fn publish_${c}(lid: u32)`, () => {
-    if (ctx.unpublished.has(chunk.value.name)) {
-      w.line('// never published: fault injected by CodegenOptions.unpublished');
-      return;
-    }
-    if (lock >= 0) {
+function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
+  const unpublished = ctx.table.entries.filter((e) => ctx.unpublished.has(e.chunk.value.name)).map((e) => e.index);
+  w.line('// Publishes every chunk this workgroup has queued, and those their publication completes.');
+  w.block('fn publish_pending(lid: u32)', () => {
+    w.block('for (var n = 0u; n < CHUNKS; n++)', () => {
       w.line('workgroupBarrier();');
-      w.line(`if (lid == 0u) { wg_u = acquire_lock(${lock}u, ${c}u, ${chunk.src}u); }`);
-      w.line('if (workgroupUniformLoad(&wg_u) == 0u) { return; }');
-    }
-    w.block(`for (var e = lid; e < ${count}u; e += WORKGROUP_SIZE)`, () => {
-      // Element e of the region, row-major, as an offset into one rank's copy of the tensor.
-      const terms = extents.map((_, i) => {
-        const inner = extents.slice(i + 1).reduce((a, b) => a * b, 1);
-        const coord = `(${chunk.region.lo[i]}u + (e / ${inner}u) % ${extents[i]}u)`;
-        return `${coord} * ${strides[i]}u`;
+      w.line('if (lid == 0u) { if (wg_pending_count == 0u) { wg_u = NONE; } else { wg_pending_count -= 1u; wg_u = wg_pending[wg_pending_count]; } }');
+      w.line('let chunk = workgroupUniformLoad(&wg_u);');
+      w.line('if (chunk == NONE) { return; }');
+      if (unpublished.length > 0) {
+        w.line('// fault injected by CodegenOptions.unpublished: these chunks are never published');
+        w.line(`if (${unpublished.map((c) => `chunk == ${c}u`).join(' || ')}) { continue; }`);
+      }
+      w.line('let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;');
+      w.line(`let lock = ${field('lock')};`);
+      w.block('if (lock != NO_LOCK)', () => {
+        w.line('workgroupBarrier();');
+        w.line(`if (lid == 0u) { wg_u = acquire_lock(lock, chunk, ${field('src')}); }`);
+        w.line('if (workgroupUniformLoad(&wg_u) == 0u) { return; }');
       });
-      w.line(`let at = ${terms.join(' + ')};`);
-      const dst = `${ref}[${chunk.dst}u * ${t.elementsPerRank}u + at]`;
-      const src = `${ref}[${chunk.src}u * ${t.elementsPerRank}u + at]`;
-      w.line(chunk.kind === 'copy' ? `${dst} = ${src};` : `${dst} = ${dst} + ${src};`);
+      w.line('move_chunk(chunk, lid);');
+      w.line('storageBarrier();');
+      w.block('if (lid == 0u)', () => {
+        w.line('if (lock != NO_LOCK) { atomicStore(&ctl[LOCKS + lock], 0u); }');
+        w.line('atomicStore(&ctl[FLAGS + chunk], 1u);');
+        w.line(`for (var i = 0u; i < ${field('depCount')}; i++) { count_requirement(tables[CHUNKS_AT + ${field('depStart')} + i]); }`);
+      });
     });
-    w.line('storageBarrier();');
-    w.line('workgroupBarrier();');
-    w.block('if (lid == 0u)', () => {
-      if (lock >= 0) w.line(`atomicStore(&ctl[LOCKS + ${lock}u], 0u);`);
-      w.line(`atomicStore(&ctl[FLAGS + ${c}u], 1u);`);
-    });
-    for (const d of dependents) w.line(`notify_${d}(lid);`);
   });
   w.line();
+}
+
+/** The first tickets each publish one chunk that is ready at launch (and what that completes). */
+export function emitCommWorkgroups(w: WgslWriter, ctx: SignalContext): void {
+  if (ctx.table.ready.length === 0) return;
+  w.block('if (ticket < COMM_WORKGROUPS)', () => {
+    w.line('if (lid == 0u) { wg_pending[0] = tables[READY_AT + ticket]; wg_pending_count = 1u; }');
+    w.line('publish_pending(lid);');
+    w.line('return;');
+  });
 }
 
 /** On the chunk's destination rank, where the guard holds: spin until its flag is set. */
@@ -135,7 +185,8 @@ export function emitWait(w: WgslWriter, ctx: SignalContext, c: number, guard: re
 
 /**
  * On the chunk's source rank (and for a reduce-add its destination rank, whose stores it adds onto),
- * where the guard holds: this tile's stores are done; count it.
+ * where the guard holds: this tile's stores are done; count it. The kernel publishes what completed
+ * after the last arrive of a run (`emitPublishPending`).
  */
 export function emitArrive(w: WgslWriter, ctx: SignalContext, c: number, guard: readonly AffineRange[] | undefined): void {
   const { chunk } = ctx.table.entries[c]!;
@@ -143,6 +194,10 @@ export function emitArrive(w: WgslWriter, ctx: SignalContext, c: number, guard: 
   w.line(`// arrive ${describe(ctx, c)}`);
   w.block(`if (${ranks} && ${guardToWgsl(guard, ctx.name)})`, () => {
     w.line('storageBarrier();');
-    w.line(`notify_${c}(lid);`);
+    w.line(`if (lid == 0u) { count_requirement(${c}u); }`);
   });
+}
+
+export function emitPublishCall(w: WgslWriter): void {
+  w.line('publish_pending(lid);');
 }

@@ -20,7 +20,8 @@ import {
 import { controlLayout } from '../control.js';
 import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
 import { chunkTable, type ChunkTable } from '../gpu-signal/chunk-table.js';
-import { emitSignalFunctions, emitArrive, emitWait, type SignalContext } from '../gpu-signal/emit-signal.js';
+import { chunkDescriptors } from '../gpu-signal/descriptors.js';
+import { emitArrive, emitCommWorkgroups, emitPublishCall, emitSignalFunctions, emitWait, type SignalContext } from '../gpu-signal/emit-signal.js';
 import { affineToWgsl } from './affine.js';
 import { kernelLayout, type KernelLayout, type ThreadLayout } from './layout.js';
 import { identifier, WgslWriter } from './writer.js';
@@ -108,7 +109,15 @@ class KernelEmitter {
     this.t = layout.threads;
     this.tensors = new Map(tensors.map((t) => [t.name, t]));
     this.chunkIndex = new Map(module.chunks.map((c, i) => [c.value.id, i]));
-    this.signal = { module, table, tensors: this.tensors, name: (id) => this.name(id), unpublished: new Set(options.unpublished ?? []) };
+    this.signal = {
+      module,
+      table,
+      descriptors: chunkDescriptors(table, (name) => this.tensors.get(name)!.binding),
+      chunksAt: scheduleWords(module),
+      tensors: this.tensors,
+      name: (id) => this.name(id),
+      unpublished: new Set(options.unpublished ?? []),
+    };
   }
 
   private name(id: number, base?: string): string {
@@ -144,14 +153,12 @@ class KernelEmitter {
     return [s[0] === 1 ? 1 : this.t.tm, s[1] === 1 ? 1 : this.t.tn];
   }
 
-  /** Element (i, j) of the thread's block of `v`, broadcasting size-1 dimensions. */
+  /** Element (i, j) of the thread's block of `v`; a dimension the thread holds once is index 0. */
   private elem(v: TileValue, i: string, j: string): string {
     const n = this.name(v.id);
+    if (!this.regType(v).startsWith('array')) return n;
     const [r, c] = this.regDims(v);
-    if (this.regType(v).startsWith('array') === false) return n;
-    if (r === 1) return `${n}[${j}]`;
-    if (c === 1) return `${n}[${i}]`;
-    return `${n}[${i} * ${this.t.tn}u + ${j}]`;
+    return `${n}[${r === 1 ? '0u' : i} * ${c}u + ${c === 1 ? '0u' : j}]`;
   }
 
   /** Loops over the thread's elements of `v`, with `i` and `j` the element indices. */
@@ -166,9 +173,10 @@ class KernelEmitter {
 
   /** Row and column (i32) of element (i, j) of the thread's block of a tile at `offsets`. */
   private coords(v: TileValue, offsets: readonly AffineExpr[], i: string, j: string): [string, string] {
-    const [r, c] = this.regDims(v);
-    const row = r === 1 ? this.affine(offsets[0]!) : `${this.affine(offsets[0]!)} + i32(ty + ${i} * ${this.t.ty}u)`;
-    const col = c === 1 ? this.affine(offsets[1]!) : `${this.affine(offsets[1]!)} + i32(tx + ${j} * ${this.t.tx}u)`;
+    const [rows, cols] = v.type.shape.length === 0 ? [1, 1] : v.type.shape;
+    // A dimension of size 1 is the same element for every thread (a broadcast row or column).
+    const row = rows === 1 ? this.affine(offsets[0]!) : `${this.affine(offsets[0]!)} + i32(ty + ${i} * ${this.t.ty}u)`;
+    const col = cols === 1 ? this.affine(offsets[1]!) : `${this.affine(offsets[1]!)} + i32(tx + ${j} * ${this.t.tx}u)`;
     return [row, col];
   }
 
@@ -191,7 +199,7 @@ class KernelEmitter {
       w.line('if (lid == 0u) { wg_u = atomicAdd(&ctl[0], 1u); }');
       w.line('let ticket = workgroupUniformLoad(&wg_u);');
       w.line('if (ticket >= COMM_WORKGROUPS + RANKS * TILES) { return; }');
-      this.commDispatch();
+      emitCommWorkgroups(w, this.signal);
       w.line('let t = ticket - COMM_WORKGROUPS;');
       w.line('let rank = t % RANKS;');
       w.line('let slot = ((rank * TILES) + t / RANKS) * GRID_RANK;');
@@ -219,7 +227,8 @@ class KernelEmitter {
     }
     const n = this.tensors.size;
     w.line(`@group(0) @binding(${n}) var<storage, read_write> ctl: array<atomic<u32>>;`);
-    w.line(`@group(0) @binding(${n + 1}) var<storage, read> schedule: array<u32>;`);
+    w.line(`// Each rank's tile order, then the chunk descriptors (gpu-signal/descriptors.ts).`);
+    w.line(`@group(0) @binding(${n + 1}) var<storage, read> tables: array<u32>;`);
     w.line();
     w.line('var<workgroup> wg_u: u32;');
     this.sharedArrays();
@@ -243,18 +252,6 @@ class KernelEmitter {
     visit(this.module.kernel.body);
   }
 
-  /** The first tickets each publish one chunk that is ready at launch. */
-  private commDispatch(): void {
-    if (this.table.ready.length === 0) return;
-    this.w.block('if (ticket < COMM_WORKGROUPS)', () => {
-      this.w.block('switch ticket', () => {
-        this.table.ready.forEach((c, i) => this.w.line(`case ${i}u: { publish_${c}(lid); }`));
-        this.w.line('default: {}');
-      });
-      this.w.line('return;');
-    });
-  }
-
   private block(ops: readonly Op[]): void {
     ops.forEach((op, i) => {
       const sharedLoad = (o: Op | undefined) => o?.op === 'load' && this.layout.shared.has(o.result.id);
@@ -262,6 +259,8 @@ class KernelEmitter {
       if (sharedLoad(op) && !sharedLoad(ops[i - 1])) this.w.line('workgroupBarrier();');
       this.op(op);
       if (sharedLoad(op) && !sharedLoad(ops[i + 1])) this.w.line('workgroupBarrier();');
+      // Chunks completed by a run of arrives are published right after it.
+      if (op.op === 'arrive' && ops[i + 1]?.op !== 'arrive') emitPublishCall(this.w);
     });
   }
 
@@ -269,7 +268,7 @@ class KernelEmitter {
     const w = this.w;
     switch (op.op) {
       case 'program_id':
-        w.line(`let ${this.name(op.result.id, op.result.name)} = i32(schedule[slot + ${op.axis}u]);`);
+        w.line(`let ${this.name(op.result.id, op.result.name)} = i32(tables[slot + ${op.axis}u]);`);
         return;
       case 'constant': {
         const n = this.name(op.result.id, op.result.name);
@@ -405,6 +404,11 @@ class KernelEmitter {
   }
 }
 
+/** Words of the tile orders at the start of the tables buffer: [rank][ticket][axis]. */
+function scheduleWords(module: Module): number {
+  return module.ranks * module.kernel.grid.reduce((a, b) => a * b, 1) * module.kernel.grid.length;
+}
+
 /** The tensors as bindings 0…n−1, in declaration order. */
 function tensorBindings(module: Module): TensorBinding[] {
   return module.tensors.map((t, binding) => ({
@@ -425,12 +429,13 @@ export function emitFusedKernel(module: Module, options: CodegenOptions = {}): E
   const wgsl = emitter.emit();
   const grid = module.kernel.grid;
   const tiles = grid.reduce((a, b) => a * b, 1);
-  const schedule = new Uint32Array(module.ranks * tiles * grid.length);
+  const schedule = new Array<number>(scheduleWords(module));
   for (let r = 0; r < module.ranks; r++) {
     scheduleTable(module.kernel.scheduler.order, grid, r).forEach((tile, ticket) =>
       tile.forEach((x, axis) => (schedule[(r * tiles + ticket) * grid.length + axis] = x)),
     );
   }
+  const descriptors = chunkDescriptors(table, (name) => tensors.find((t) => t.name === name)!.binding);
   const total = table.ready.length + module.ranks * tiles;
   const x = Math.min(total, MAX_DISPATCH);
   return E.right({
@@ -443,7 +448,7 @@ export function emitFusedKernel(module: Module, options: CodegenOptions = {}): E
     workgroupSize: [layout.threads.tx, layout.threads.ty],
     tensors,
     control: { binding: tensors.length, layout: controlLayout(module.chunks.length, table.locks) },
-    schedule: { binding: tensors.length + 1, data: schedule },
+    tables: { binding: tensors.length + 1, data: Uint32Array.from([...schedule, ...descriptors.words]) },
     chunkNames: module.chunks.map((c) => c.value.name),
     chunkNeeds: table.entries.map((e) => e.need),
     usesF16: tensors.some((t) => t.dtype === 'f16'),

@@ -14,16 +14,27 @@ const WORKGROUP_SIZE: u32 = 256u;
 // @C: f32[128, 64], one copy per rank
 @group(0) @binding(2) var<storage, read_write> t_C: array<f32>;
 @group(0) @binding(3) var<storage, read_write> ctl: array<atomic<u32>>;
-@group(0) @binding(4) var<storage, read> schedule: array<u32>;
+// Each rank's tile order, then the chunk descriptors (gpu-signal/descriptors.ts).
+@group(0) @binding(4) var<storage, read> tables: array<u32>;
 
 var<workgroup> wg_u: u32;
 var<workgroup> sh_a: array<f32, 512>;
 var<workgroup> sh_b: array<f32, 512>;
 
 const SPIN_LIMIT: u32 = 4194304u;
+const CHUNKS: u32 = 2u;
 const FLAGS: u32 = 4u;
 const COUNTERS: u32 = 6u;
 const LOCKS: u32 = 8u;
+const CHUNKS_AT: u32 = 32u;
+const READY_AT: u32 = 66u;
+const DESCRIPTOR_WORDS: u32 = 17u;
+const NO_LOCK: u32 = 4294967295u;
+const NONE: u32 = 0xffffffffu;
+
+// Chunks this workgroup completed and has yet to publish.
+var<workgroup> wg_pending: array<u32, 2>;
+var<workgroup> wg_pending_count: u32;
 
 // Keeps the first error: its code, chunk and rank.
 fn record_error(code: u32, chunk: u32, rank: u32) {
@@ -53,43 +64,57 @@ fn acquire_lock(lock: u32, chunk: u32, rank: u32) -> u32 {
   return 0u;
 }
 
-// Counts one requirement of chunk 0 (0 in all); the last one publishes it.
-fn notify_0(lid: u32) {
-  workgroupBarrier();
-  if (lid == 0u) { wg_u = atomicAdd(&ctl[COUNTERS + 0u], 1u) + 1u; }
-  if (workgroupUniformLoad(&wg_u) == 0u) { publish_0(lid); }
-}
-
-// Counts one requirement of chunk 1 (0 in all); the last one publishes it.
-fn notify_1(lid: u32) {
-  workgroupBarrier();
-  if (lid == 0u) { wg_u = atomicAdd(&ctl[COUNTERS + 1u], 1u) + 1u; }
-  if (workgroupUniformLoad(&wg_u) == 0u) { publish_1(lid); }
-}
-
-// publish %c0: @A[0:64, 0:64] rank 0 -> rank 1, step 0 (copy)
-fn publish_0(lid: u32) {
-  for (var e = lid; e < 4096u; e += WORKGROUP_SIZE) {
-    let at = (0u + (e / 64u) % 64u) * 64u + (0u + (e / 1u) % 64u) * 1u;
-    t_A[1u * 8192u + at] = t_A[0u * 8192u + at];
-  }
-  storageBarrier();
-  workgroupBarrier();
-  if (lid == 0u) {
-    atomicStore(&ctl[FLAGS + 0u], 1u);
+// Invocation 0 only: one more requirement of `chunk` is met; queue it if that was the last.
+fn count_requirement(chunk: u32) {
+  let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;
+  if (atomicAdd(&ctl[COUNTERS + chunk], 1u) + 1u == tables[d + 5u]) {
+    wg_pending[wg_pending_count] = chunk;
+    wg_pending_count += 1u;
   }
 }
 
-// publish %c1: @A[64:128, 0:64] rank 1 -> rank 0, step 0 (copy)
-fn publish_1(lid: u32) {
-  for (var e = lid; e < 4096u; e += WORKGROUP_SIZE) {
-    let at = (64u + (e / 64u) % 64u) * 64u + (0u + (e / 1u) % 64u) * 1u;
-    t_A[0u * 8192u + at] = t_A[1u * 8192u + at];
+fn move_chunk(chunk: u32, lid: u32) {
+  let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;
+  let add = tables[d + 1u] == 1u;
+  let src = tables[d + 3u];
+  let dst = tables[d + 4u];
+  let lo = vec4u(tables[d + 9u], tables[d + 10u], tables[d + 11u], tables[d + 12u]);
+  let extent = vec4u(tables[d + 13u], tables[d + 14u], tables[d + 15u], tables[d + 16u]);
+  switch tables[d + 0u] {
+    case 0u: {
+      for (var e = lid; e < tables[d + 8u]; e += WORKGROUP_SIZE) {
+        let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);
+        let at = x[2] * 64u + x[3] * 1u;
+        let target_at = dst * 8192u + at;
+        let source_at = src * 8192u + at;
+        if (add) { t_A[target_at] = t_A[target_at] + t_A[source_at]; } else { t_A[target_at] = t_A[source_at]; }
+      }
+    }
+    default: {}
   }
-  storageBarrier();
-  workgroupBarrier();
-  if (lid == 0u) {
-    atomicStore(&ctl[FLAGS + 1u], 1u);
+}
+
+// Publishes every chunk this workgroup has queued, and those their publication completes.
+fn publish_pending(lid: u32) {
+  for (var n = 0u; n < CHUNKS; n++) {
+    workgroupBarrier();
+    if (lid == 0u) { if (wg_pending_count == 0u) { wg_u = NONE; } else { wg_pending_count -= 1u; wg_u = wg_pending[wg_pending_count]; } }
+    let chunk = workgroupUniformLoad(&wg_u);
+    if (chunk == NONE) { return; }
+    let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;
+    let lock = tables[d + 2u];
+    if (lock != NO_LOCK) {
+      workgroupBarrier();
+      if (lid == 0u) { wg_u = acquire_lock(lock, chunk, tables[d + 3u]); }
+      if (workgroupUniformLoad(&wg_u) == 0u) { return; }
+    }
+    move_chunk(chunk, lid);
+    storageBarrier();
+    if (lid == 0u) {
+      if (lock != NO_LOCK) { atomicStore(&ctl[LOCKS + lock], 0u); }
+      atomicStore(&ctl[FLAGS + chunk], 1u);
+      for (var i = 0u; i < tables[d + 7u]; i++) { count_requirement(tables[CHUNKS_AT + tables[d + 6u] + i]); }
+    }
   }
 }
 
@@ -101,18 +126,15 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   let ticket = workgroupUniformLoad(&wg_u);
   if (ticket >= COMM_WORKGROUPS + RANKS * TILES) { return; }
   if (ticket < COMM_WORKGROUPS) {
-    switch ticket {
-      case 0u: { publish_0(lid); }
-      case 1u: { publish_1(lid); }
-      default: {}
-    }
+    if (lid == 0u) { wg_pending[0] = tables[READY_AT + ticket]; wg_pending_count = 1u; }
+    publish_pending(lid);
     return;
   }
   let t = ticket - COMM_WORKGROUPS;
   let rank = t % RANKS;
   let slot = ((rank * TILES) + t / RANKS) * GRID_RANK;
-  let v_pm = i32(schedule[slot + 0u]);
-  let v_pn = i32(schedule[slot + 1u]);
+  let v_pm = i32(tables[slot + 0u]);
+  let v_pn = i32(tables[slot + 1u]);
   var v_acc: array<f32, 4>;
   // wait %c0: @A[0:64, 0:64] rank 0 -> rank 1, step 0 (copy)
   if (rank == 1u && (v_pm >= 0 && v_pm < 2)) {

@@ -1,0 +1,23 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'tsup';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const packages = ['ir', 'passes', 'backends', 'runtime', 'core'];
+
+// One ESM file per benchmark, with everything bundled but Dawn (`webgpu`), so it runs on a GPU
+// machine that has no registry: see ../shared/device/pack.sh.
+export default defineConfig({
+  entry: { bench: 'benchmarks/src/device-bench.ts' },
+  outDir: 'dist',
+  format: ['esm'],
+  outExtension: () => ({ js: '.mjs' }),
+  platform: 'node',
+  target: 'node20',
+  bundle: true,
+  noExternal: [/.*/],
+  external: ['webgpu'],
+  clean: false,
+  esbuildOptions(options) {
+    options.alias = Object.fromEntries(packages.map((p) => [`@syncopate/${p}`, `${root}packages/${p}/src/index.ts`]));
+  },
+});

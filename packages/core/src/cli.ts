@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+/** The `syncopate` executable (dist/cli.js): `main` from ./cli/main.ts on this process's arguments. */
+import { main } from './cli/main.js';
+
+// A reader that stops early (`syncopate compile ... | head`) is not an error worth a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
+}
+
+const io = {
+  out: (s: string) => void process.stdout.write(`${s}\n`),
+  err: (s: string) => void process.stderr.write(`${s}\n`),
+};
+
+// exitCode, not exit(): GPU work and buffered output may still be pending when main resolves.
+main(process.argv.slice(2), io).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (thrown: unknown) => {
+    io.err(`syncopate: ${thrown instanceof Error ? thrown.message : String(thrown)}`);
+    process.exitCode = 1;
+  },
+);

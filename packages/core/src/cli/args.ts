@@ -1,0 +1,193 @@
+/**
+ * The command line, read into a typed command with `node:util`'s `parseArgs`. Everything a user can
+ * get wrong here throws `UsageError` with one line that names the option and the value.
+ */
+import { parseArgs } from 'node:util';
+import { defaultPipeline } from '../pipeline.js';
+import {
+  getWorkload,
+  RUN_BACKENDS,
+  RUN_ORDERS,
+  UsageError,
+  type RunBackend,
+  type RunOptions,
+  type RunOrder,
+  type Workload,
+  type WorkloadDType,
+  type WorkloadOptions,
+} from '../workloads/index.js';
+
+export type Emit = 'ir' | 'plan' | 'wgsl';
+export const EMITS: readonly Emit[] = ['ir', 'plan', 'wgsl'];
+const DTYPES: readonly WorkloadDType[] = ['f32', 'f16'];
+
+export const DEFAULT_SEED = 1;
+export const DEFAULT_TIMED_RUNS = 50;
+export const WARMUP_RUNS = 5;
+
+export interface CompileCommand {
+  readonly kind: 'compile';
+  readonly workload: Workload;
+  readonly options: WorkloadOptions;
+  readonly order: RunOrder;
+  readonly emit: Emit;
+  /** Timed compiles for `--time`; undefined when not timing. */
+  readonly timedRuns: number | undefined;
+  readonly json: boolean;
+  readonly dumpIrAfter: 'all' | readonly string[] | undefined;
+}
+
+export interface RunCommand {
+  readonly kind: 'run';
+  readonly options: RunOptions;
+  readonly json: boolean;
+}
+
+export type Command = { readonly kind: 'help' } | CompileCommand | RunCommand;
+
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  ranks: { type: 'string' },
+  m: { type: 'string' },
+  n: { type: 'string' },
+  k: { type: 'string' },
+  dtype: { type: 'string' },
+  'chunks-per-rank': { type: 'string' },
+  order: { type: 'string' },
+  emit: { type: 'string' },
+  time: { type: 'boolean' },
+  runs: { type: 'string' },
+  'dump-ir-after': { type: 'string' },
+  json: { type: 'boolean' },
+  backend: { type: 'string' },
+  seed: { type: 'string' },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'order'];
+const ALLOWED: Record<'compile' | 'run', readonly OptionName[]> = {
+  compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json'],
+  run: [...COMMON, 'backend', 'seed', 'json'],
+};
+const COMMANDS = ['compile', 'run', 'help'] as const;
+
+/** parseArgs's messages are long and end in advice about `--`; say the same in one short line. */
+function parseError(e: unknown): UsageError | undefined {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS')) return undefined;
+  const message = (e as Error).message;
+  const option = /'(-[^' ]+)/.exec(message)?.[1] ?? '';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`unknown option '${option}'`);
+  if (message.includes('does not take an argument')) return new UsageError(`option ${option} takes no value`);
+  if (message.includes('ambiguous')) {
+    return new UsageError(`option ${option} needs a value (write ${option}=VALUE for a value that starts with '-')`);
+  }
+  if (message.includes('argument missing')) return new UsageError(`option ${option} needs a value`);
+  return new UsageError(message.split('\n')[0]!);
+}
+
+function integer(flag: string, text: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (text === undefined) return undefined;
+  const value = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? (min === 1 ? 'a positive integer' : `an integer >= ${min}`) : `an integer from ${min} to ${max}`;
+    throw new UsageError(`--${flag} must be ${range}, got '${text}'`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(flag: string, text: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (text === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(text)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got '${text}'`);
+  return text as T;
+}
+
+function dumpIrAfter(text: string | undefined): 'all' | readonly string[] | undefined {
+  if (text === undefined) return undefined;
+  if (text === 'all') return 'all';
+  const known = defaultPipeline().map((p) => p.name);
+  const names = text.split(',').map((s) => s.trim());
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length > 0) {
+    throw new UsageError(`--dump-ir-after: unknown pass '${unknown[0]}'; the passes are ${known.join(', ')} (or all)`);
+  }
+  return names;
+}
+
+function workloadOptions(workload: Workload, v: Values): WorkloadOptions {
+  const shape = {
+    m: integer('m', v.m, 1) ?? workload.defaults.m,
+    n: integer('n', v.n, 1) ?? workload.defaults.n,
+    k: integer('k', v.k, 1) ?? workload.defaults.k,
+  };
+  const chunksPerRank = integer('chunks-per-rank', v['chunks-per-rank'], 1);
+  return {
+    ranks: integer('ranks', v.ranks, 1) ?? workload.defaultRanks,
+    shape,
+    dtype: oneOf('dtype', v.dtype, DTYPES, 'f32'),
+    ...(chunksPerRank === undefined ? {} : { chunksPerRank }),
+  };
+}
+
+function compileCommand(workload: Workload, v: Values): CompileCommand {
+  const timedRuns = v.time ? (integer('runs', v.runs, 1) ?? DEFAULT_TIMED_RUNS) : undefined;
+  if (!v.time) {
+    if (v.runs !== undefined) throw new UsageError('--runs applies only with --time');
+    if (v.json) throw new UsageError('--json applies to run and to compile --time');
+  } else {
+    if (v.emit !== undefined) throw new UsageError('--time prints timings only; leave out --emit');
+    if (v['dump-ir-after'] !== undefined) throw new UsageError('--time prints timings only; leave out --dump-ir-after');
+  }
+  const options = workloadOptions(workload, v);
+  return {
+    kind: 'compile',
+    workload,
+    options,
+    order: oneOf('order', v.order, RUN_ORDERS, 'chunk-arrival'),
+    emit: oneOf('emit', v.emit, EMITS, 'ir'),
+    timedRuns,
+    json: v.json ?? false,
+    dumpIrAfter: dumpIrAfter(v['dump-ir-after']),
+  };
+}
+
+function runCommand(workload: Workload, v: Values): RunCommand {
+  const options = workloadOptions(workload, v);
+  return {
+    kind: 'run',
+    options: {
+      workload: workload.name,
+      ...options,
+      order: oneOf<RunOrder>('order', v.order, RUN_ORDERS, 'chunk-arrival'),
+      backend: oneOf<RunBackend>('backend', v.backend, RUN_BACKENDS, 'auto'),
+      seed: integer('seed', v.seed, 0, 0xffffffff) ?? DEFAULT_SEED,
+    },
+    json: v.json ?? false,
+  };
+}
+
+/** Reads `argv` (without `node` and the script); throws `UsageError` for anything it cannot accept. */
+export function parseCommandLine(argv: readonly string[]): Command {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (e) {
+    throw parseError(e) ?? e;
+  }
+  const { values, positionals } = parsed;
+  const [command, name, ...extra] = positionals;
+  if (values.help || command === undefined || command === 'help') return { kind: 'help' };
+  if (command !== 'compile' && command !== 'run') {
+    throw new UsageError(`unknown command '${command}'; the commands are ${COMMANDS.join(', ')}`);
+  }
+  const allowed = ALLOWED[command];
+  for (const option of Object.keys(values) as OptionName[]) {
+    if (!allowed.includes(option)) throw new UsageError(`option --${option} does not apply to ${command}`);
+  }
+  if (name === undefined) throw new UsageError(`${command} needs a workload: syncopate ${command} <workload>; see syncopate help`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const workload = getWorkload(name);
+  return command === 'compile' ? compileCommand(workload, values) : runCommand(workload, values);
+}

@@ -1,0 +1,71 @@
+/**
+ * The `syncopate` command line, callable in-process: `main(argv, io)` returns the exit code and
+ * writes only through `io`. Bad usage is one line on `err` and code 2; a kernel that does not compile
+ * prints its diagnostics and gives 1; any other error is one line and 1 (its stack too with
+ * `SYNCOPATE_DEBUG=1`).
+ */
+import { formatDiagnostic, IRVerifyError } from '@syncopate/ir';
+import { CompileError } from '../errors.js';
+import { UsageError } from '../workloads/index.js';
+import { parseCommandLine, type Command } from './args.js';
+import { compileCommand, runCommand, type CliIO } from './commands.js';
+import { usage } from './usage.js';
+
+export type { CliIO } from './commands.js';
+export { formatRunReport, quantile, timingStats, type TimingStats } from './report.js';
+export { parseCommandLine, type Command, type CompileCommand, type RunCommand } from './args.js';
+export { usage } from './usage.js';
+
+export interface MainIO extends CliIO {
+  /** Environment to read `SYNCOPATE_DEBUG` from (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Runs the command line `argv` (without `node` and the script); resolves to the exit code. */
+export async function main(argv: readonly string[], io: MainIO): Promise<number> {
+  let command: Command;
+  try {
+    command = parseCommandLine(argv);
+  } catch (thrown) {
+    return reportThrown(thrown, io);
+  }
+  return execute(command, io);
+}
+
+/** Runs a parsed command, reporting what it throws as `main` does. */
+export async function execute(command: Command, io: MainIO): Promise<number> {
+  try {
+    if (command.kind === 'help') {
+      io.out(usage());
+      return 0;
+    }
+    return command.kind === 'compile' ? compileCommand(command, io) : await runCommand(command, io);
+  } catch (thrown) {
+    return reportThrown(thrown, io);
+  }
+}
+
+function reportThrown(thrown: unknown, io: MainIO): number {
+  if (thrown instanceof UsageError) {
+    io.err(`syncopate: ${oneLine(thrown.message)}`);
+    return 2;
+  }
+  if (thrown instanceof CompileError || thrown instanceof IRVerifyError) {
+    io.err(`syncopate: ${thrown instanceof CompileError ? 'the kernel did not compile' : 'the kernel is not valid IR'}:`);
+    for (const d of thrown.diagnostics) io.err(`  ${formatDiagnostic(d)}`);
+    return 1;
+  }
+  const message = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown);
+  io.err(`syncopate: ${oneLine(message)}`);
+  const env = io.env ?? process.env;
+  if (env.SYNCOPATE_DEBUG === '1' && thrown instanceof Error && thrown.stack) io.err(thrown.stack);
+  return 1;
+}
+
+function oneLine(s: string): string {
+  return s
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .join(' ');
+}

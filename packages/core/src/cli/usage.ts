@@ -1,0 +1,47 @@
+/** The text of `syncopate help`. */
+import { defaultPipeline } from '../pipeline.js';
+import { RUN_BACKENDS, RUN_ORDERS, WORKLOAD_NAMES, workloads } from '../workloads/index.js';
+import { DEFAULT_SEED, DEFAULT_TIMED_RUNS, EMITS, WARMUP_RUNS } from './args.js';
+
+export function usage(): string {
+  const width = Math.max(...WORKLOAD_NAMES.map((n) => n.length));
+  const workloadLines = WORKLOAD_NAMES.map((name) => {
+    const w = workloads[name];
+    const { m, n, k } = w.defaults;
+    return `  ${name.padEnd(width)}  ${w.description}\n  ${''.padEnd(width)}  (default ${m}x${n}x${k}, ${w.defaultRanks} ranks)`;
+  });
+  return `syncopate: compile and run fused multi-rank WebGPU kernels
+
+usage:
+  syncopate compile <workload> [options]   compile the workload; print its IR, plan or WGSL
+  syncopate run <workload> [options]       run it on the GPUs and check it against a CPU reference
+  syncopate help                           this text (also --help, -h)
+
+workloads:
+${workloadLines.join('\n')}
+
+options of compile and run:
+  --ranks R                 number of ranks
+  --m M --n N --k K         the GEMM's shape: C[M,N] = A[M,K] · B[K,N]
+  --dtype f32|f16           element type of A and B (default f32; C is f32)
+  --chunks-per-rank C       each rank's shard moves as C chunks (default 1)
+  --order ORDER             tile order: ${RUN_ORDERS.join(', ')} (default chunk-arrival)
+
+compile:
+  --emit ${EMITS.join('|').padEnd(18)} what to print (default ir)
+  --dump-ir-after PASS|all  also print the IR after these passes (comma-separated) or all of them:
+                            ${defaultPipeline().map((p) => p.name).join(', ')}
+  --time                    compile ${WARMUP_RUNS} times to warm up, then ${DEFAULT_TIMED_RUNS} times; print the median,
+                            p10 and p90 (and each pass's median) instead of the output
+  --runs N                  with --time: timed compiles (default ${DEFAULT_TIMED_RUNS})
+  --json                    with --time: print the timings as a JSON object
+
+run:
+  --backend B               comm backend of every chunk: ${RUN_BACKENDS.join(', ')} (default auto)
+  --seed S                  seed of the inputs, 0 to 4294967295 (default ${DEFAULT_SEED})
+  --json                    print the report as a JSON object
+
+exit codes: 0 success; 1 the kernel did not compile, a result was wrong, or another error;
+            2 bad usage (unknown command, workload or option, or a bad value)
+set SYNCOPATE_DEBUG=1 to see the stack of an unexpected error.`;
+}

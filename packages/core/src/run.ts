@@ -1,0 +1,211 @@
+/**
+ * Compile, lower, run and check: a workload end to end on one device. The kernel is compiled with
+ * the Syncopate passes, lowered to one fused WGSL kernel (gpu-signal backend), run for all ranks in
+ * one dispatch, and its outputs are checked against the workload's CPU reference.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { SyncopateError, type Box } from '@syncopate/ir';
+import { CONTROL, emitFusedKernel, KERNEL_ERRORS, tensorBytes, type CodegenOptions, type FusedKernel } from '@syncopate/backends';
+import { Executor, openGpu, requestDevice, type DeviceHandle, type RunResult } from '@syncopate/runtime';
+import { compileOrThrow, type CompiledKernel } from './compile.js';
+import { CompileError } from './errors.js';
+import { getWorkload, maxAbsError, UsageError, type RunOptions, type RunReport, type TensorData, type WorkloadOptions } from './workloads/index.js';
+
+export type { RunOptions, RunReport } from './workloads/index.js';
+
+/** A fused kernel gave up waiting: `chunk` never reached `rank` (or its lock was never free). */
+export class ChunkTimeoutError extends SyncopateError {
+  constructor(
+    readonly reason: (typeof KERNEL_ERRORS)[keyof typeof KERNEL_ERRORS],
+    readonly chunk: string,
+    readonly rank: number,
+  ) {
+    super(
+      reason === 'wait-timeout'
+        ? `rank ${rank} timed out waiting for chunk %${chunk}: it was never published`
+        : `rank ${rank} timed out waiting for the lock of chunk %${chunk}`,
+    );
+  }
+}
+
+/** Lowers a compiled kernel to WGSL; throws `CompileError` with what the backend cannot lower. */
+export function lowerToWgsl(compiled: CompiledKernel, options: CodegenOptions = {}): FusedKernel {
+  const fused = emitFusedKernel(compiled.module, options);
+  if (E.isLeft(fused)) throw new CompileError(fused.left);
+  return fused.right;
+}
+
+export function emitWgsl(compiled: CompiledKernel): string {
+  return lowerToWgsl(compiled).wgsl;
+}
+
+const tensorBuffer = (name: string) => `tensor:${name}`;
+
+/** Every rank's copy of a tensor, back to back, as the fused kernel binds it. */
+function packRanks(perRank: readonly Float32Array[]): Float32Array {
+  const elements = perRank[0]?.length ?? 0;
+  const out = new Float32Array(elements * perRank.length);
+  perRank.forEach((data, r) => out.set(data, r * elements));
+  return out;
+}
+
+function unpackRanks(data: Float32Array, ranks: number): Float32Array[] {
+  const elements = data.length / ranks;
+  return Array.from({ length: ranks }, (_, r) => data.slice(r * elements, (r + 1) * elements));
+}
+
+export interface FusedRun {
+  /** Every tensor per rank after the run. */
+  readonly tensors: TensorData;
+  readonly run: RunResult;
+}
+
+/**
+ * A fused kernel ready to run on one device: buffers allocated and uploaded, pipeline compiled.
+ * `run` can be called again (benchmarks): it clears the control buffer (tickets, flags, counters)
+ * first; the kernel's own writes make it idempotent on the tensors.
+ */
+export class FusedSession {
+  private constructor(
+    private readonly executor: Executor,
+    private readonly fused: FusedKernel,
+    private readonly kernel: Awaited<ReturnType<Executor['compile']>>,
+  ) {}
+
+  static async open(device: DeviceHandle, fused: FusedKernel, inputs: TensorData, options: { timeoutMs?: number; read?: readonly string[] } = {}): Promise<FusedSession> {
+    if (fused.usesF16) throw new UsageError('f16 tensors are not supported by the runner yet: use --dtype f32');
+    const executor = Executor.create(device, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+    try {
+      await executor.allocate([
+        ...fused.tensors.map((t) => ({
+          name: tensorBuffer(t.name),
+          bytes: tensorBytes(t, fused.ranks),
+          usage: 'storage' as const,
+          init: packRanks(inputs[t.name] ?? []),
+          readback: options.read?.includes(t.name) ?? false,
+        })),
+        { name: 'control', bytes: fused.control.layout.words * 4, usage: 'storage', readback: true },
+        { name: 'tables', bytes: fused.tables.data.byteLength, usage: 'storage', init: fused.tables.data },
+      ]);
+      const kernel = await executor.compile({
+        name: 'fused',
+        wgsl: fused.wgsl,
+        entryPoint: fused.entryPoint,
+        bindings: [
+          ...fused.tensors.map((t) => ({ binding: t.binding, buffer: tensorBuffer(t.name) })),
+          { binding: fused.control.binding, buffer: 'control' },
+          { binding: fused.tables.binding, buffer: 'tables' },
+        ],
+        workgroups: [fused.dispatch[0], fused.dispatch[1]],
+      });
+      return new FusedSession(executor, fused, kernel);
+    } catch (e) {
+      executor.destroy();
+      throw e;
+    }
+  }
+
+  /** One launch; throws `ChunkTimeoutError` when a spin-wait of the kernel gave up. */
+  async run(): Promise<RunResult> {
+    this.executor.write('control', new Uint32Array(this.fused.control.layout.words));
+    const result = await this.executor.run([{ kernel: this.kernel }]);
+    const control = new Uint32Array(await this.executor.read('control'));
+    const code = control[CONTROL.errorCode]!;
+    if (code !== 0) {
+      const reason = KERNEL_ERRORS[code as keyof typeof KERNEL_ERRORS] ?? 'wait-timeout';
+      throw new ChunkTimeoutError(reason, this.fused.chunkNames[control[CONTROL.errorChunk]!] ?? '?', control[CONTROL.errorRank]!);
+    }
+    return result;
+  }
+
+  /** A tensor, per rank. */
+  async read(name: string): Promise<Float32Array[]> {
+    return unpackRanks(new Float32Array(await this.executor.read(tensorBuffer(name))), this.fused.ranks);
+  }
+
+  destroy(): void {
+    this.executor.destroy();
+  }
+}
+
+/** Runs a fused kernel once over `inputs` (every tensor, per rank) and reads back the tensors in `read`. */
+export async function runFused(
+  device: DeviceHandle,
+  fused: FusedKernel,
+  inputs: TensorData,
+  read: readonly string[],
+  options: { timeoutMs?: number } = {},
+): Promise<FusedRun> {
+  const session = await FusedSession.open(device, fused, inputs, { ...options, read });
+  try {
+    const run = await session.run();
+    const tensors: TensorData = {};
+    for (const name of read) tensors[name] = await session.read(name);
+    return { tensors, run };
+  } finally {
+    session.destroy();
+  }
+}
+
+/** Opens the first adapter and a device with what the runs need. */
+export async function openDevice(): Promise<DeviceHandle> {
+  return requestDevice(await openGpu(), { requiredLimits: 'adapter-max' });
+}
+
+function describeAdapter(device: DeviceHandle): string {
+  const info = device.adapterInfo;
+  return [info.vendor, info.device || info.description, info.architecture].filter(Boolean).join(' ') || 'unknown adapter';
+}
+
+export interface RunWorkloadOptions extends RunOptions {
+  /** A device to run on (kept open); default: open one and close it afterwards. */
+  readonly device?: DeviceHandle;
+  readonly codegen?: CodegenOptions;
+}
+
+export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
+  if (o.backend === 'peer-copy') {
+    throw new UsageError('the peer-copy backend moves chunks between devices; runs use one device today: use --backend gpu-signal or auto');
+  }
+  const workload = getWorkload(o.workload);
+  const wo: WorkloadOptions = {
+    ranks: o.ranks,
+    shape: o.shape,
+    dtype: o.dtype,
+    ...(o.chunksPerRank === undefined ? {} : { chunksPerRank: o.chunksPerRank }),
+    ...(o.block === undefined ? {} : { block: o.block }),
+  };
+  const { kernel, plan } = workload.build(wo);
+  const compiled = compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: o.order } } });
+  const fused = lowerToWgsl(compiled, o.codegen);
+  const inputs = workload.inputs(wo, o.seed);
+  const expected = workload.reference(wo, inputs);
+  const device = o.device ?? (await openDevice());
+  try {
+    const { tensors, run } = await runFused(device, fused, inputs, workload.outputs);
+    let error = 0;
+    for (const name of workload.outputs) {
+      const shape = kernel.tensors.find((t) => t.name === name)!.shape;
+      for (let r = 0; r < o.ranks; r++) {
+        const region: Box = workload.checkedRegion(wo, name, r);
+        error = Math.max(error, maxAbsError(tensors[name]![r]!, expected[name]![r]!, region, shape));
+      }
+    }
+    return {
+      workload: o.workload,
+      shape: o.shape,
+      ranks: o.ranks,
+      devices: 1,
+      backend: 'gpu-signal',
+      order: o.order,
+      dtype: o.dtype,
+      verified: error === 0,
+      maxAbsError: error,
+      fusedMs: run.gpuMs?.[0] ?? run.wallMs,
+      timing: run.timing,
+      adapter: describeAdapter(device),
+    };
+  } finally {
+    if (!o.device) device.close();
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The two GEMM workloads of the paper: AllGather + GEMM (`ag-gemm`) and GEMM + ReduceScatter
+ * (`gemm-rs`), each as the local GEMM of `gemmKernel` plus a ring plan template, with inputs and an
+ * exact CPU reference.
+ */
+import { gemmKernel, ownedBox, sharded, shardRange, type Box, type ChunkPlan, type Module } from '@syncopate/ir';
+import { ringAllGather, ringReduceScatter } from '@syncopate/passes';
+import { UsageError } from './errors.js';
+import { mulberry32, smallIntegers, streamSeed } from './random.js';
+import { fillRegion, gemmAccumulate } from './tensor.js';
+import type { BlockShape, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
+
+export const BLOCK_MN = [16, 32, 64] as const;
+export const BLOCK_K = [8, 16, 32] as const;
+
+/** The smallest power of two >= x (1 for x <= 1). */
+function ceilPow2(x: number): number {
+  return x <= 1 ? 1 : 2 ** Math.ceil(Math.log2(x));
+}
+
+function clamp(x: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, x));
+}
+
+/**
+ * 64x64x32 tiles, shrunk for small shapes so a tile never exceeds the shape rounded up to a power of
+ * two: `m`, `n` from {16, 32, 64}, `k` from {8, 16, 32}.
+ */
+export function defaultBlock(shape: WorkloadShape): BlockShape {
+  return {
+    m: clamp(ceilPow2(shape.m), 16, 64),
+    n: clamp(ceilPow2(shape.n), 16, 64),
+    k: clamp(ceilPow2(shape.k), 8, 32),
+  };
+}
+
+function positiveInteger(what: string, x: number): void {
+  if (!Number.isInteger(x) || x < 1) throw new UsageError(`${what} must be a positive integer, got ${x}`);
+}
+
+/** Checks what both GEMM workloads need; throws `UsageError` naming the first problem. */
+export function validateGemmOptions(workload: string, o: WorkloadOptions): BlockShape {
+  positiveInteger('ranks', o.ranks);
+  for (const axis of ['m', 'n', 'k'] as const) positiveInteger(`${workload}: ${axis.toUpperCase()}`, o.shape[axis]);
+  if (o.dtype !== 'f32' && o.dtype !== 'f16') throw new UsageError(`dtype must be f32 or f16, got ${String(o.dtype)}`);
+  if (o.chunksPerRank !== undefined) positiveInteger('chunksPerRank', o.chunksPerRank);
+  if (o.shape.m < o.ranks) {
+    throw new UsageError(`${workload}: M = ${o.shape.m} is smaller than the ${o.ranks} ranks; every rank needs at least one row`);
+  }
+  const block = o.block ?? defaultBlock(o.shape);
+  const ok = (BLOCK_MN as readonly number[]).includes(block.m) && (BLOCK_MN as readonly number[]).includes(block.n);
+  if (!ok || !(BLOCK_K as readonly number[]).includes(block.k)) {
+    throw new UsageError(`block ${block.m}x${block.n}x${block.k}: m and n must be one of ${BLOCK_MN.join(', ')}, k one of ${BLOCK_K.join(', ')}`);
+  }
+  return block;
+}
+
+function kernelFor(name: string, distribute: 'ag' | 'rs', o: WorkloadOptions): Module {
+  const block = validateGemmOptions(name, o);
+  const { m, n, k } = o.shape;
+  return gemmKernel(
+    { m, n, k, blockM: block.m, blockN: block.n, blockK: block.k, dtype: o.dtype },
+    { ranks: o.ranks, distribute, name: name.replace('-', '_') },
+  );
+}
+
+const zeros = (o: WorkloadOptions, rows: number, cols: number): Float32Array[] =>
+  Array.from({ length: o.ranks }, () => new Float32Array(rows * cols));
+
+/** Each rank's own random values over `region(rank)` of a [rows, cols] tensor; zeros elsewhere. */
+function randomTensor(o: WorkloadOptions, seed: number, name: string, rows: number, cols: number, region: (rank: number) => Box): Float32Array[] {
+  return zeros(o, rows, cols).map((data, rank) => {
+    fillRegion(data, [rows, cols], region(rank), smallIntegers(mulberry32(streamSeed(seed, name, rank))));
+    return data;
+  });
+}
+
+function tensorOf(inputs: TensorData, name: string, ranks: number, size: number): Float32Array[] {
+  const data = inputs[name];
+  if (!data || data.length !== ranks || data.some((d) => d.length !== size)) {
+    throw new UsageError(`inputs: tensor ${name} needs ${ranks} arrays of ${size} elements`);
+  }
+  return data;
+}
+
+function checkOutput(workload: string, tensor: string): void {
+  if (tensor !== 'C') throw new UsageError(`${workload}: ${tensor} is not an output; the output is C`);
+}
+
+const whole = (rows: number, cols: number): Box => ({ lo: [0, 0], hi: [rows, cols] });
+
+/** AllGather + GEMM: A [M,K] sharded on rows, gathered by a ring; each rank computes C_r = A · B_r. */
+export const agGemm: Workload = {
+  name: 'ag-gemm',
+  description: 'AllGather + GEMM: C_r = allgather(A) · B_r, A [M,K] sharded on rows',
+  defaults: { m: 256, n: 256, k: 256 },
+  defaultRanks: 4,
+  outputs: ['C'],
+  build(o): { kernel: Module; plan: ChunkPlan } {
+    const kernel = kernelFor('ag-gemm', 'ag', o);
+    const { m, k } = o.shape;
+    const plan = ringAllGather({ ranks: o.ranks, tensor: { name: 'A', shape: [m, k] }, axis: 0, chunksPerRank: o.chunksPerRank ?? 1 });
+    return { kernel, plan };
+  },
+  inputs(o, seed) {
+    validateGemmOptions('ag-gemm', o);
+    const { m, n, k } = o.shape;
+    return {
+      A: randomTensor(o, seed, 'A', m, k, (rank) => ownedBox([m, k], sharded(0), o.ranks, rank)),
+      B: randomTensor(o, seed, 'B', k, n, () => whole(k, n)),
+      C: zeros(o, m, n),
+    };
+  },
+  reference(o, inputs) {
+    validateGemmOptions('ag-gemm', o);
+    const { m, n, k } = o.shape;
+    const shards = tensorOf(inputs, 'A', o.ranks, m * k);
+    const B = tensorOf(inputs, 'B', o.ranks, k * n);
+    // The gathered A: each row range from the rank that owns it.
+    const A = new Float32Array(m * k);
+    shards.forEach((shard, rank) => {
+      const [lo, hi] = shardRange(m, o.ranks, rank);
+      A.set(shard.subarray(lo * k, hi * k), lo * k);
+    });
+    const C = B.map((b) => {
+      const c = new Float32Array(m * n);
+      gemmAccumulate(c, A, b, o.shape);
+      return c;
+    });
+    return { C };
+  },
+  checkedRegion(o, tensor, rank) {
+    checkOutput('ag-gemm', tensor);
+    if (!Number.isInteger(rank) || rank < 0 || rank >= o.ranks) throw new UsageError(`rank ${rank} is out of range for ${o.ranks} ranks`);
+    return whole(o.shape.m, o.shape.n);
+  },
+};
+
+/**
+ * GEMM + ReduceScatter: each rank computes a partial C_r = A_r · B_r; a ring reduce-scatter leaves
+ * rank d with the rows of its shard of Σ_r C_r.
+ */
+export const gemmRs: Workload = {
+  name: 'gemm-rs',
+  description: 'GEMM + ReduceScatter: C = Σ_r A_r · B_r, rank d keeps its row shard of C',
+  defaults: { m: 256, n: 256, k: 256 },
+  defaultRanks: 4,
+  outputs: ['C'],
+  build(o): { kernel: Module; plan: ChunkPlan } {
+    const kernel = kernelFor('gemm-rs', 'rs', o);
+    const { m, n } = o.shape;
+    const plan = ringReduceScatter({ ranks: o.ranks, tensor: { name: 'C', shape: [m, n] }, axis: 0, chunksPerRank: o.chunksPerRank ?? 1 });
+    return { kernel, plan };
+  },
+  inputs(o, seed) {
+    validateGemmOptions('gemm-rs', o);
+    const { m, n, k } = o.shape;
+    return {
+      A: randomTensor(o, seed, 'A', m, k, () => whole(m, k)),
+      B: randomTensor(o, seed, 'B', k, n, () => whole(k, n)),
+      C: zeros(o, m, n),
+    };
+  },
+  reference(o, inputs) {
+    validateGemmOptions('gemm-rs', o);
+    const { m, n, k } = o.shape;
+    const A = tensorOf(inputs, 'A', o.ranks, m * k);
+    const B = tensorOf(inputs, 'B', o.ranks, k * n);
+    const C = zeros(o, m, n).map((c, d) => {
+      const [lo, hi] = shardRange(m, o.ranks, d);
+      A.forEach((a, r) => gemmAccumulate(c, a, B[r]!, o.shape, [lo, hi]));
+      return c;
+    });
+    return { C };
+  },
+  checkedRegion(o, tensor, rank) {
+    checkOutput('gemm-rs', tensor);
+    if (!Number.isInteger(rank) || rank < 0 || rank >= o.ranks) throw new UsageError(`rank ${rank} is out of range for ${o.ranks} ranks`);
+    return ownedBox([o.shape.m, o.shape.n], sharded(0), o.ranks, rank);
+  },
+};

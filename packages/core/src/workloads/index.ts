@@ -1,0 +1,31 @@
+/**
+ * Workloads: named kernels with their chunk plan, seeded inputs and an exact CPU reference, for
+ * tests, benchmarks and the `syncopate` CLI.
+ */
+import { UsageError } from './errors.js';
+import { agGemm, gemmRs } from './gemm.js';
+import type { Workload, WorkloadName } from './types.js';
+
+export * from './types.js';
+export * from './errors.js';
+export * from './report.js';
+export { BLOCK_K, BLOCK_MN, defaultBlock, validateGemmOptions } from './gemm.js';
+export { mulberry32, smallIntegers, streamSeed } from './random.js';
+export { fillRegion, forEachRun, gemmAccumulate, maxAbsError } from './tensor.js';
+
+export const workloads: Readonly<Record<WorkloadName, Workload>> = {
+  'ag-gemm': agGemm,
+  'gemm-rs': gemmRs,
+};
+
+export const WORKLOAD_NAMES = Object.keys(workloads) as WorkloadName[];
+
+export function isWorkloadName(name: string): name is WorkloadName {
+  return Object.hasOwn(workloads, name);
+}
+
+/** The workload called `name`; throws `UsageError` listing the known names. */
+export function getWorkload(name: string): Workload {
+  if (!isWorkloadName(name)) throw new UsageError(`unknown workload '${name}'; known workloads: ${WORKLOAD_NAMES.join(', ')}`);
+  return workloads[name];
+}

@@ -1,0 +1,42 @@
+/** What running a workload takes and what it reports: shared by `runWorkload` (run.ts) and the CLI. */
+import type { BlockShape, WorkloadDType, WorkloadName, WorkloadShape } from './types.js';
+
+export type RunOrder = 'row-major' | 'column-major' | 'grouped' | 'chunk-arrival';
+export const RUN_ORDERS: readonly RunOrder[] = ['row-major', 'column-major', 'grouped', 'chunk-arrival'];
+export type RunBackend = 'gpu-signal' | 'peer-copy' | 'auto';
+export const RUN_BACKENDS: readonly RunBackend[] = ['auto', 'gpu-signal', 'peer-copy'];
+
+export interface RunOptions {
+  readonly workload: WorkloadName;
+  readonly ranks: number;
+  readonly shape: WorkloadShape;
+  readonly dtype: WorkloadDType;
+  readonly chunksPerRank?: number;
+  readonly block?: BlockShape;
+  /** The tile order `reorder-tiles` writes (default chunk-arrival). */
+  readonly order: RunOrder;
+  /** Force one comm backend for every chunk, or let placement choose (`auto`). */
+  readonly backend: RunBackend;
+  /** Seed of the inputs (`Workload.inputs`). */
+  readonly seed: number;
+}
+
+export interface RunReport {
+  readonly workload: string;
+  readonly shape: WorkloadShape;
+  readonly ranks: number;
+  /** GPU devices the ranks were placed on. */
+  readonly devices: number;
+  readonly backend: string;
+  readonly order: string;
+  readonly dtype: WorkloadDType;
+  /** Every output matched the reference on its checked region. */
+  readonly verified: boolean;
+  readonly maxAbsError: number;
+  /** Time of the fused kernel, all ranks, in milliseconds. */
+  readonly fusedMs: number;
+  /** How `fusedMs` was measured: GPU timestamps, or the host's clock where the adapter has none. */
+  readonly timing: 'timestamp-query' | 'wall-clock';
+  /** The adapter's description, e.g. `llvmpipe (LLVM 19.1.7, 256 bits)`. */
+  readonly adapter: string;
+}

@@ -1,0 +1,81 @@
+/** Row-major dense tensors on the host: filling boxes, comparing on a region, and the reference GEMM. */
+import { formatBox, type Box, type Shape } from '@syncopate/ir';
+
+/** Row-major strides of `shape`. */
+function strides(shape: Shape): number[] {
+  const s = shape.map(() => 1);
+  for (let i = shape.length - 2; i >= 0; i--) s[i] = s[i + 1]! * shape[i + 1]!;
+  return s;
+}
+
+/**
+ * Calls `visit(offset, length)` for each contiguous run of `region` (its innermost axis) in a
+ * row-major tensor of `shape`, in increasing offset order. An empty region visits nothing.
+ */
+export function forEachRun(shape: Shape, region: Box, visit: (offset: number, length: number) => void): void {
+  const rank = shape.length;
+  if (region.lo.length !== rank || region.hi.length !== rank) {
+    throw new RangeError(`region ${formatBox(region)} does not have the rank of shape [${shape.join(', ')}]`);
+  }
+  region.lo.forEach((lo, i) => {
+    if (lo < 0 || region.hi[i]! > shape[i]!) throw new RangeError(`region ${formatBox(region)} lies outside shape [${shape.join(', ')}]`);
+  });
+  if (rank === 0) return visit(0, 1);
+  if (region.lo.some((lo, i) => region.hi[i]! <= lo)) return;
+  const st = strides(shape);
+  const inner = rank - 1;
+  const length = region.hi[inner]! - region.lo[inner]!;
+  const at = [...region.lo];
+  for (;;) {
+    visit(at.reduce((o, x, i) => o + x * st[i]!, 0), length);
+    let axis = inner - 1;
+    while (axis >= 0 && ++at[axis]! >= region.hi[axis]!) at[axis] = region.lo[axis--]!;
+    if (axis < 0) return;
+  }
+}
+
+/** Fills `region` of a row-major tensor with values from `next`, in row-major order. */
+export function fillRegion(data: Float32Array, shape: Shape, region: Box, next: () => number): void {
+  forEachRun(shape, region, (offset, length) => {
+    for (let i = 0; i < length; i++) data[offset + i] = next();
+  });
+}
+
+/** The largest |actual − expected| over `region` of a row-major tensor of `shape` (0 for an empty region; NaN if any is NaN). */
+export function maxAbsError(actual: Float32Array, expected: Float32Array, region: Box, shape: Shape): number {
+  const size = shape.reduce((n, d) => n * d, 1);
+  if (actual.length !== size || expected.length !== size) {
+    throw new RangeError(`maxAbsError: shape [${shape.join(', ')}] has ${size} elements, got ${actual.length} and ${expected.length}`);
+  }
+  let worst = 0;
+  forEachRun(shape, region, (offset, length) => {
+    for (let i = offset; i < offset + length && !Number.isNaN(worst); i++) {
+      const e = Math.abs(actual[i]! - expected[i]!);
+      if (!(e <= worst)) worst = e; // NaN too: a NaN anywhere in the region is the answer
+    }
+  });
+  return worst;
+}
+
+/**
+ * `c[rows] += a[rows] · b` for row-major a [M,K], b [K,N], c [M,N], on rows `[rowLo, rowHi)`. The
+ * i-k-j loop order walks b and c along rows, which keeps it fast enough for test shapes.
+ */
+export function gemmAccumulate(
+  c: Float32Array,
+  a: Float32Array,
+  b: Float32Array,
+  shape: { m: number; n: number; k: number },
+  rows: readonly [number, number] = [0, shape.m],
+): void {
+  const { n, k } = shape;
+  for (let i = rows[0]; i < rows[1]; i++) {
+    const cRow = i * n;
+    for (let p = 0; p < k; p++) {
+      const aip = a[i * k + p]!;
+      if (aip === 0) continue;
+      const bRow = p * n;
+      for (let j = 0; j < n; j++) c[cRow + j]! += aip * b[bRow + j]!;
+    }
+  }
+}

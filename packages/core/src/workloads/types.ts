@@ -1,0 +1,61 @@
+/** What a workload is: a kernel and plan to compile, inputs to run it on, and the answer to check against. */
+import type { Box, ChunkPlan, Module } from '@syncopate/ir';
+
+export type WorkloadName = 'ag-gemm' | 'gemm-rs';
+export type WorkloadDType = 'f32' | 'f16';
+
+export interface WorkloadShape {
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+}
+
+/** Tile sizes of the GEMM: `m`, `n` in {16, 32, 64}, `k` in {8, 16, 32}. */
+export interface BlockShape {
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+}
+
+export interface WorkloadOptions {
+  readonly ranks: number;
+  readonly shape: WorkloadShape;
+  readonly dtype: WorkloadDType;
+  /** Each rank's shard moves as this many chunks (default 1). */
+  readonly chunksPerRank?: number;
+  /** Tile sizes (default: `defaultBlock(shape)`, 64x64x32 shrunk for small shapes). */
+  readonly block?: BlockShape;
+}
+
+/**
+ * Per tensor name, per rank: the tensor's full logical shape, row-major, as f32 (f16 tensors hold
+ * values that f16 represents exactly).
+ */
+export type TensorData = Record<string, Float32Array[]>;
+
+export interface Workload {
+  readonly name: WorkloadName;
+  /** One line, for `syncopate help`. */
+  readonly description: string;
+  /** A shape that runs in seconds on a 2-core CPU software adapter. */
+  readonly defaults: WorkloadShape;
+  /** The default rank count that goes with `defaults`. */
+  readonly defaultRanks: number;
+  /** Throws `UsageError` for options the workload cannot be built with. */
+  build(o: WorkloadOptions): { kernel: Module; plan: ChunkPlan };
+  /**
+   * Every tensor of the kernel, per rank. A sharded tensor holds data only in the rank's own shard
+   * (zeros elsewhere); a rank-local input holds each rank's own data; outputs start as zeros.
+   * Values are small integers in [-2, 2], so every product and sum the kernel makes is exact.
+   */
+  inputs(o: WorkloadOptions, seed: number): TensorData;
+  /**
+   * The expected value of each output tensor per rank, on `checkedRegion` (zeros elsewhere: those
+   * elements are not defined after the fused kernel).
+   */
+  reference(o: WorkloadOptions, inputs: TensorData): TensorData;
+  /** The tensors to check, e.g. `['C']`. */
+  readonly outputs: readonly string[];
+  /** The elements of output `tensor` that are defined on `rank` after the fused kernel. */
+  checkedRegion(o: WorkloadOptions, tensor: string, rank: number): Box;
+}

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeviceHandle } from '@syncopate/runtime';
+import { ChunkTimeoutError, openDevice, runWorkload } from '../src/run.js';
+import type { RunOptions } from '../src/workloads/index.js';
+
+// One device for the whole file: opening one per test costs more than the small runs themselves.
+let device: DeviceHandle;
+beforeAll(async () => {
+  device = await openDevice();
+});
+afterAll(() => device?.close());
+
+const base = { dtype: 'f32', backend: 'auto', seed: 7, order: 'chunk-arrival' } as const;
+
+describe('fused kernels on the software adapter, against the CPU reference', () => {
+  const cases: RunOptions[] = [];
+  for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
+    for (const ranks of [1, 2, 3, 4]) cases.push({ ...base, workload, ranks, shape: { m: 64, n: 64, k: 32 } });
+    // 16-wide tiles: one element per thread along N.
+    cases.push({ ...base, workload, ranks: 2, shape: { m: 32, n: 16, k: 16 } });
+    // Not multiples of the tile: edge tiles are masked, shards uneven.
+    cases.push({ ...base, workload, ranks: 3, shape: { m: 100, n: 72, k: 40 } });
+    for (const order of ['row-major', 'grouped'] as const) cases.push({ ...base, workload, ranks: 2, order, shape: { m: 96, n: 64, k: 32 } });
+    cases.push({ ...base, workload, ranks: 4, chunksPerRank: 2, shape: { m: 128, n: 64, k: 32 } });
+  }
+
+  it.each(cases)('$workload ranks=$ranks $shape.m x $shape.n x $shape.k order=$order chunks=$chunksPerRank', async (o) => {
+    const report = await runWorkload({ ...o, device });
+    expect(report.maxAbsError).toBe(0);
+    expect(report.verified).toBe(true);
+    expect(report.fusedMs).toBeGreaterThan(0);
+  }, 120_000);
+});
+
+describe('faults', () => {
+  it('a chunk that is never published ends in a typed timeout naming it and the rank, not a hang', async () => {
+    const run = runWorkload({
+      ...base,
+      workload: 'ag-gemm',
+      ranks: 2,
+      shape: { m: 64, n: 32, k: 32 },
+      device,
+      codegen: { spinLimit: 1 << 16, unpublished: ['c0'] },
+    });
+    await expect(run).rejects.toThrow(ChunkTimeoutError);
+    await expect(run).rejects.toThrow(/rank 1 timed out waiting for chunk %c0/);
+  }, 120_000);
+});
