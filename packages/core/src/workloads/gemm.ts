@@ -10,7 +10,7 @@ import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate } from './tensor.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
 
-export const BLOCK_MN = [16, 32, 64] as const;
+export const BLOCK_MN = [16, 32, 64, 128] as const;
 export const BLOCK_K = [8, 16, 32] as const;
 
 /** The smallest power of two >= x (1 for x <= 1). */
