@@ -155,21 +155,20 @@ function validateRankTables(
 
 function validateTable(tiles: readonly (readonly number[])[], grid: readonly number[]): string | undefined {
   const gridText = `grid [${grid.join(', ')}]`;
-  const seen = new Map<string, number>();
+  // Tickets by row-major tile index: tables are long (every tile of every rank), so no string keys.
+  const seen = new Int32Array(tileCount(grid)).fill(-1);
   for (const [ticket, tile] of tiles.entries()) {
     const problem = entryProblem(tile, ticket, grid);
     if (problem !== undefined) return problem;
-    const key = tile.join();
-    const earlier = seen.get(key);
-    if (earlier !== undefined) {
-      return `tile table lists tile ${formatTile(tile)} twice (tickets ${earlier} and ${ticket})`;
-    }
-    seen.set(key, ticket);
+    const index = tile.reduce((at, x, axis) => at * grid[axis]! + x, 0);
+    const earlier = seen[index]!;
+    if (earlier >= 0) return `tile table lists tile ${formatTile(tile)} twice (tickets ${earlier} and ${ticket})`;
+    seen[index] = ticket;
   }
   // Distinct in-range tiles: the table is a permutation unless some tile is missing.
   const n = tileCount(grid);
   if (tiles.length === n) return undefined;
-  const missing = rowMajorTiles(grid).find((t) => !seen.has(t.join()));
+  const missing = rowMajorTiles(grid).find((_, index) => seen[index]! < 0);
   return `tile table has ${tiles.length} entries for the ${n} tiles of the ${gridText}; tile ${formatTile(missing ?? [])} is missing`;
 }
 
