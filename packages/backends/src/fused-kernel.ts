@@ -16,7 +16,7 @@ export interface FusedKernel {
   readonly entryPoint: 'main';
   readonly ranks: number;
   readonly tilesPerRank: number;
-  /** Workgroups that publish the chunks ready at launch; they take the first tickets. */
+  /** Workgroups that publish the chunk parts ready at launch; they take the first tickets. */
   readonly commWorkgroups: number;
   /** Workgroups to dispatch (one ticket each), as [x, y] within the per-dimension limit. */
   readonly dispatch: readonly [number, number];
@@ -27,8 +27,8 @@ export interface FusedKernel {
   readonly tables: { readonly binding: number; readonly data: Uint32Array };
   /** Chunk names in index order (error codes and flags refer to indices). */
   readonly chunkNames: readonly string[];
-  /** Requirements each chunk waits for before it is published, in index order. */
-  readonly chunkNeeds: readonly number[];
+  /** Parts each chunk is published in, in index order. */
+  readonly chunkParts: readonly number[];
   readonly usesF16: boolean;
 }
 

@@ -21,24 +21,41 @@ const ag = (ranks: number) =>
 describe('chunk table', () => {
   it('ring all-gather: step-0 chunks are ready at launch, each later one waits for the chunk it forwards', () => {
     const table = chunkTable(ag(4));
+    // 32x64 regions: one part each.
+    expect(table.entries.map((e) => e.parts)).toEqual(Array(12).fill(1));
     expect(table.ready).toEqual([0, 1, 2, 3]);
-    expect(table.entries.map((e) => e.need)).toEqual([0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+    expect(table.parts.map((p) => p.need)).toEqual([0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
     // %c0 (rank 0 -> 1, step 0) is forwarded by rank 1 at step 1: %c5.
-    expect(table.entries[0]!.dependents).toEqual([5]);
-    expect(table.entries.every((e) => e.lock === -1)).toBe(true);
+    expect(table.parts[0]!.dependents).toEqual([5]);
+    expect(table.parts.every((p) => p.lock === -1)).toBe(true);
   });
 
-  it('ring reduce-scatter: a chunk waits for the tiles of both ranks and the chunk it carries on', () => {
+  it('cuts large chunks into parts of about PART_ELEMENTS, each forwarded part waiting for the part it carries', () => {
+    const module = lowered(
+      gemmKernel({ m: 768, n: 64, k: 256, blockM: 64, blockN: 64, blockK: 32 }, { ranks: 3, distribute: 'ag' }),
+      ringAllGather({ ranks: 3, tensor: { name: 'A', shape: [768, 256] }, axis: 0 }),
+    );
+    const table = chunkTable(module);
+    // 256 rows x 256 columns = 65,536 elements: two parts of 128 rows.
+    expect(table.entries.map((e) => [e.parts, e.partRows])).toEqual(Array(6).fill([2, 128]));
+    expect(table.parts[1]!.region).toEqual({ lo: [128, 0], hi: [256, 256] });
+    expect(table.ready).toEqual([0, 1, 2, 3, 4, 5]);
+    // Part 1 of %c0 (rows 128-255 of rank 0's shard) feeds part 1 of the chunk that forwards it.
+    const forwarder = table.entries.find((e) => e.chunk.src === 1 && e.chunk.step === 1)!;
+    expect(table.parts[1]!.dependents).toEqual([forwarder.firstPart + 1]);
+  });
+
+  it('ring reduce-scatter: a part waits for the tiles of both ranks that store its rows, and the part it carries on', () => {
     const module = lowered(
       gemmKernel({ m: 128, n: 64, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }),
       ringReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [128, 64] }, axis: 0 }),
     );
     const table = chunkTable(module);
     // Each 32-row shard is one row of 2 tiles: 2 on the source, 2 on the destination, plus the feeder after step 0.
-    expect(table.entries.map((e) => e.need)).toEqual([4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5]);
+    expect(table.parts.map((p) => p.need)).toEqual([4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5]);
     expect(table.ready).toEqual([]);
     // One chunk lands on each (rank, shard) pair: no two share a lock.
-    expect(new Set(table.entries.map((e) => e.lock)).size).toBe(12);
+    expect(new Set(table.parts.map((p) => p.lock)).size).toBe(12);
   });
 
   it('one-shot reduce-scatter: the adds into one shard share a lock', () => {
@@ -47,7 +64,7 @@ describe('chunk table', () => {
       oneShotReduceScatter({ ranks: 3, tensor: { name: 'C', shape: [96, 32] }, axis: 0 }),
     );
     const table = chunkTable(module);
-    const byDst = (d: number) => new Set(table.entries.filter((e) => e.chunk.dst === d).map((e) => e.lock));
+    const byDst = (d: number) => new Set(table.parts.filter((p) => table.entries[p.chunk]!.chunk.dst === d).map((p) => p.lock));
     expect([0, 1, 2].map((d) => byDst(d).size)).toEqual([1, 1, 1]);
     expect(table.locks).toBe(3);
   });

@@ -32,6 +32,19 @@ describe('fused kernels on the software adapter, against the CPU reference', () 
   }, 120_000);
 });
 
+describe('chunks moved in many parts', () => {
+  // 64-element parts: shards of 16 to 40 rows move as many row slices, which tiles straddle.
+  const cases: RunOptions[] = [];
+  for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
+    cases.push({ ...base, workload, ranks: 3, shape: { m: 100, n: 24, k: 40 } });
+    cases.push({ ...base, workload, ranks: 4, chunksPerRank: 2, shape: { m: 128, n: 32, k: 32 } });
+  }
+  it.each(cases)('$workload ranks=$ranks $shape.m x $shape.n x $shape.k chunks=$chunksPerRank', async (o) => {
+    const report = await runWorkload({ ...o, device, codegen: { partElements: 64 } });
+    expect(report.maxAbsError).toBe(0);
+  }, 120_000);
+});
+
 describe('faults', () => {
   it('a chunk that is never published ends in a typed timeout naming it and the rank, not a hang', async () => {
     const run = runWorkload({

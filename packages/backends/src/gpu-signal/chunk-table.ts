@@ -1,30 +1,57 @@
 /**
- * The gpu-signal backend's bookkeeping per chunk. A chunk is published (copied or added into its
- * destination rank's region, then flagged) by whichever workgroup completes its last requirement:
- *  - each tile of the source rank that stores into it (its `arrive`),
- *  - for a reduce-add, each tile of the destination rank that stores where it lands (it adds onto them),
- *  - each earlier chunk into the source rank whose data it forwards (published before it).
- * A chunk with no requirement is ready at launch and published by one of the first workgroups.
+ * The gpu-signal backend's bookkeeping. Each chunk is cut into parts (slices of its region along the
+ * first axis, about PART_ELEMENTS elements each) so that many workgroups move it at once. A part is
+ * published (copied or added into the destination rank's region) by whichever workgroup completes
+ * its last requirement:
+ *  - each tile of the source rank whose stores meet the part's rows (its `arrive`),
+ *  - for a reduce-add, each tile of the destination rank whose stores meet them (it adds onto them),
+ *  - each part of an earlier chunk into the source rank whose rows it forwards.
+ * A part with no requirement is ready at launch and published by one of the first workgroups. A
+ * chunk's flag counts its published parts; a wait spins until all are.
  */
-import { intersect, type ChunkDecl, type Module } from '@syncopate/ir';
-import { alignChunks } from '@syncopate/passes';
+import { evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module } from '@syncopate/ir';
+import { alignChunks, arrivalTiles, type AccessSite } from '@syncopate/passes';
+
+/** About this many elements per part (128 KiB of f32): enough work to be worth a workgroup. */
+export const PART_ELEMENTS = 32768;
+
+/** Rows of the chunk's tensor that one tile stores, as the arrive computes them on the GPU. */
+export interface StoreRows {
+  /** Offset of the store along axis 0: affine in program ids only. */
+  readonly offset: AffineExpr;
+  readonly extent: number;
+}
 
 export interface ChunkEntry {
   readonly index: number;
   readonly chunk: ChunkDecl;
-  /** Requirements before the chunk can be published. */
+  readonly firstPart: number;
+  readonly parts: number;
+  readonly partRows: number;
+  /** Set when tiles arrive at the chunk: how each tile's stored rows map to parts. */
+  readonly storeRows?: StoreRows;
+}
+
+export interface ChunkPart {
+  readonly index: number;
+  readonly chunk: number;
+  readonly region: Box;
+  /** Requirements before the part can be published. */
   readonly need: number;
-  /** Chunks whose publication counts towards this one's requirements. */
+  /** Parts whose requirements this part's publication counts towards. */
   readonly dependents: readonly number[];
-  /** Reduce-adds into overlapping elements of one rank share a lock; −1 for copies. */
+  /** Reduce-adds onto the same elements of one rank share a lock; −1 for copies. */
   readonly lock: number;
 }
 
 export interface ChunkTable {
   readonly entries: readonly ChunkEntry[];
-  /** Indices of chunks ready at launch. */
+  readonly parts: readonly ChunkPart[];
+  /** Parts ready at launch. */
   readonly ready: readonly number[];
   readonly locks: number;
+  /** The most parts a workgroup can have queued at once (its pending list's size). */
+  readonly maxPending: number;
 }
 
 /** `d` feeds `c`: `c` forwards elements that `d` delivered to `c`'s source at an earlier step. */
@@ -32,22 +59,23 @@ export function forwards(c: ChunkDecl, d: ChunkDecl): boolean {
   return d.dst === c.src && d.tensor === c.tensor && d.step < c.step && intersect(c.region, d.region) !== undefined;
 }
 
-export function chunkTable(module: Module): ChunkTable {
-  const { producers } = alignChunks(module);
-  const chunks = module.chunks;
-  const lockOf = lockGroups(chunks);
-  const entries = chunks.map((chunk, index) => {
-    const tiles = producers.get(chunk.value.id) ?? 0;
-    const landing = chunk.kind === 'reduce-add' ? tiles : 0;
-    const feeders = chunks.filter((d) => forwards(chunk, d)).length;
-    const dependents = chunks.flatMap((c, i) => (forwards(c, chunk) ? [i] : []));
-    return { index, chunk, need: tiles + landing + feeders, dependents, lock: lockOf[index]! };
-  });
-  return {
-    entries,
-    ready: entries.filter((e) => e.need === 0).map((e) => e.index),
-    locks: Math.max(0, ...lockOf) + 1,
-  };
+const rowsOf = (b: Box): [number, number] => [b.lo[0]!, b.hi[0]!];
+const overlap = (a: [number, number], b: [number, number]) => Math.max(a[0], b[0]) < Math.min(a[1], b[1]);
+
+/** The single store site whose axis-0 offset depends on program ids only, or undefined. */
+function storeRowsOf(module: Module, sites: readonly AccessSite[]): StoreRows | undefined {
+  const distinct = [...new Set(sites)];
+  if (distinct.length !== 1) return undefined;
+  const site = distinct[0]!;
+  const pids = new Set(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [op.result.id] : [])));
+  const offset = site.offsets[0]!;
+  return offset.terms.every((t) => pids.has(t.value.id)) ? { offset, extent: site.extent[0]! } : undefined;
+}
+
+function partCount(chunk: ChunkDecl, partElements: number): number {
+  const rows = chunk.region.hi[0]! - chunk.region.lo[0]!;
+  const elements = chunk.region.hi.reduce((n, h, i) => n * (h - chunk.region.lo[i]!), 1);
+  return Math.max(1, Math.min(rows, Math.ceil(elements / partElements)));
 }
 
 /** Union-find over reduce-adds that land on overlapping elements of the same rank. */
@@ -60,11 +88,107 @@ function lockGroups(chunks: readonly ChunkDecl[]): number[] {
       if (a.dst === b.dst && a.tensor === b.tensor && intersect(a.region, b.region)) parent[find(j)] = find(i);
     });
   });
-  const ids = new Map<number, number>();
-  return chunks.map((c, i) => {
-    if (c.kind !== 'reduce-add') return -1;
-    const root = find(i);
-    if (!ids.has(root)) ids.set(root, ids.size);
-    return ids.get(root)!;
+  return chunks.map((c, i) => (c.kind === 'reduce-add' ? find(i) : -1));
+}
+
+export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkTable {
+  const alignment = alignChunks(module);
+  const chunks = module.chunks;
+  const group = lockGroups(chunks);
+  const pidAxis = new Map(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [[op.result.id, op.axis] as const] : [])));
+
+  // Parts per chunk. Reduce-adds that share a lock must cut identical regions the same way, so that
+  // one lock per part index suffices; otherwise they stay whole.
+  const storeRows = chunks.map((c) => storeRowsOf(module, alignment.stores.filter((u) => u.chunk === c).map((u) => u.site)));
+  const hasStores = chunks.map((c) => alignment.stores.some((u) => u.chunk === c));
+  const parts = chunks.map((c, i) => (hasStores[i] && !storeRows[i] ? 1 : partCount(c, partElements)));
+  chunks.forEach((c, i) => {
+    if (group[i]! < 0) return;
+    const members = chunks.map((_, j) => j).filter((j) => group[j] === group[i]);
+    const same = members.every((j) => rowsOf(chunks[j]!.region).join() === rowsOf(c.region).join() && parts[j] === parts[i]);
+    if (!same) members.forEach((j) => (parts[j] = 1));
   });
+
+  const entries: ChunkEntry[] = [];
+  const partList: { index: number; chunk: number; region: Box; need: number; dependents: number[]; lock: number }[] = [];
+  const lockBase = new Map<number, number>();
+  let locks = 0;
+  chunks.forEach((chunk, index) => {
+    const [lo, hi] = rowsOf(chunk.region);
+    const partRows = Math.ceil((hi - lo) / parts[index]!);
+    const count = Math.ceil((hi - lo) / partRows);
+    const g = group[index]!;
+    if (g >= 0 && !lockBase.has(g)) {
+      lockBase.set(g, locks);
+      locks += count;
+    }
+    entries.push({ index, chunk, firstPart: partList.length, parts: count, partRows, ...(storeRows[index] ? { storeRows: storeRows[index] } : {}) });
+    for (let p = 0; p < count; p++) {
+      const region = { lo: [lo + p * partRows, ...chunk.region.lo.slice(1)], hi: [Math.min(lo + (p + 1) * partRows, hi), ...chunk.region.hi.slice(1)] };
+      partList.push({ index: partList.length, chunk: index, region, need: 0, dependents: [], lock: g >= 0 ? lockBase.get(g)! + p : -1 });
+    }
+  });
+
+  // Tile arrivals: the same arithmetic as the arrive code (emitArrive) on the GPU.
+  const maxPerTile = new Map<string, number>();
+  entries.forEach((e) => {
+    const box = arrivalTiles(alignment, e.chunk);
+    if (!box) return;
+    const sides = e.chunk.kind === 'reduce-add' ? 2 : 1;
+    forEachTile(box, (tile) => {
+      const counted = partsStoredBy(e, tile, pidAxis);
+      for (const p of counted) partList[e.firstPart + p]!.need += sides;
+      const key = tile.join();
+      maxPerTile.set(key, (maxPerTile.get(key) ?? 0) + counted.length);
+    });
+  });
+  // Forwarding: a part of c waits for every part of a feeder chunk whose rows it overlaps.
+  for (const c of entries) {
+    for (const d of entries) {
+      if (!forwards(c.chunk, d.chunk)) continue;
+      for (let q = 0; q < d.parts; q++) {
+        const from = partList[d.firstPart + q]!;
+        for (let p = 0; p < c.parts; p++) {
+          const to = partList[c.firstPart + p]!;
+          if (overlap(rowsOf(from.region), rowsOf(to.region))) {
+            to.need++;
+            from.dependents.push(to.index);
+          }
+        }
+      }
+    }
+  }
+  const fanOut = Math.max(1, ...partList.map((p) => p.dependents.length));
+  const chain = Math.max(1, ...chunks.map((c) => c.step + 1));
+  return {
+    entries,
+    parts: partList,
+    ready: partList.filter((p) => p.need === 0).map((p) => p.index),
+    locks,
+    // A workgroup queues what its arrives complete, then, publishing depth-first, at most
+    // fan-out − 1 more per link of a forwarding chain.
+    maxPending: Math.max(1, ...maxPerTile.values()) + (fanOut - 1) * chain + 1,
+  };
+}
+
+/** Part indices of `e` that `tile`'s stores meet (rows of the store ∩ rows of the chunk). */
+export function partsStoredBy(e: ChunkEntry, tile: readonly number[], pidAxis: ReadonlyMap<number, number>): number[] {
+  if (!e.storeRows) return [0]; // several store sites: the chunk is one part, every arriving tile counts
+  const env = new Map([...pidAxis].map(([id, axis]) => [id, tile[axis] ?? 0]));
+  const start = evalAffine(e.storeRows.offset, env);
+  const [lo, hi] = rowsOf(e.chunk.region);
+  const r0 = Math.max(start, lo);
+  const r1 = Math.min(start + e.storeRows.extent, hi);
+  if (r0 >= r1) return [];
+  const first = Math.floor((r0 - lo) / e.partRows);
+  const last = Math.floor((r1 - 1 - lo) / e.partRows);
+  return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+}
+
+function forEachTile(box: Box, visit: (tile: number[]) => void): void {
+  const walk = (axis: number, tile: number[]) => {
+    if (axis === box.lo.length) return visit(tile);
+    for (let x = box.lo[axis]!; x < box.hi[axis]!; x++) walk(axis + 1, [...tile, x]);
+  };
+  walk(0, []);
 }

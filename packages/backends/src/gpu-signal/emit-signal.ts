@@ -1,16 +1,18 @@
 /**
- * The gpu-signal backend in WGSL. Chunks are data (see descriptors.ts); the code is generic:
- *  - an `arrive` counts one requirement of its chunk (this tile's stores into it are done); the
- *    workgroup that counts the last requirement pushes the chunk onto its workgroup's stack;
- *  - `publish_pending` pops chunks off that stack and publishes each: copies (or, holding the
- *    chunk's lock, adds) its region from the source rank's copy of the tensor into the destination's,
- *    sets its flag, and counts one requirement of every chunk that forwards its data, pushing those
- *    that complete; each chunk is published once, so the loop is bounded by the number of chunks;
- *  - a `wait` spins, bounded, on its chunk's flag.
+ * The gpu-signal backend in WGSL. Chunk parts are data (see chunk-table.ts, descriptors.ts); the code
+ * is generic:
+ *  - an `arrive` counts one requirement of each part of its chunk that this tile's stores meet; the
+ *    workgroup that counts a part's last requirement queues the part;
+ *  - `publish_pending` takes queued parts and publishes each: copies (or, holding the part's lock,
+ *    adds) its region from the source rank's copy of the tensor into the destination's, counts it on
+ *    its chunk's flag, and counts one requirement of every part that forwards its data, queueing
+ *    those that complete; each part is published once, so the loop is bounded by the number of parts;
+ *  - a `wait` spins, bounded, until its chunk's flag counts all of its parts.
  * A spin that runs out records the error code, chunk and rank in the control buffer and the workgroup
  * returns; the runtime turns that into a typed error.
  */
 import { type AffineRange, type Module } from '@syncopate/ir';
+import { affineToWgsl } from '../wgsl/affine.js';
 import { CONTROL, controlLayout } from '../control.js';
 import type { TensorBinding } from '../fused-kernel.js';
 import { guardToWgsl } from '../wgsl/affine.js';
@@ -40,20 +42,21 @@ const field = (name: keyof typeof FIELD, offset = 0) => `tables[d + ${FIELD[name
 
 export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit: number): void {
   const chunks = ctx.table.entries.length;
-  const layout = controlLayout(chunks, ctx.table.locks);
+  const parts = ctx.table.parts.length;
+  const layout = controlLayout(chunks, parts, ctx.table.locks);
   w.line(`const SPIN_LIMIT: u32 = ${spinLimit}u;`);
-  w.line(`const CHUNKS: u32 = ${chunks}u;`);
+  w.line(`const PARTS: u32 = ${parts}u;`);
   w.line(`const FLAGS: u32 = ${layout.flags}u;`);
   w.line(`const COUNTERS: u32 = ${layout.counters}u;`);
   w.line(`const LOCKS: u32 = ${layout.locks}u;`);
-  w.line(`const CHUNKS_AT: u32 = ${ctx.chunksAt}u;`);
+  w.line(`const PARTS_AT: u32 = ${ctx.chunksAt}u;`);
   w.line(`const READY_AT: u32 = ${ctx.chunksAt + ctx.descriptors.readyAt}u;`);
   w.line(`const DESCRIPTOR_WORDS: u32 = ${DESCRIPTOR_WORDS}u;`);
   w.line(`const NO_LOCK: u32 = ${NO_LOCK}u;`);
   w.line('const NONE: u32 = 0xffffffffu;');
   w.line();
-  w.line('// Chunks this workgroup completed and has yet to publish.');
-  w.line(`var<workgroup> wg_pending: array<u32, ${Math.max(chunks, 1)}>;`);
+  w.line('// Parts this workgroup completed and has yet to publish.');
+  w.line(`var<workgroup> wg_pending: array<u32, ${ctx.table.maxPending}>;`);
   w.line('var<workgroup> wg_pending_count: u32;');
   w.line();
   w.line('// Keeps the first error: its code, chunk and rank.');
@@ -65,10 +68,10 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
     });
   });
   w.line();
-  w.line("// 1 once the chunk's flag is set; 0 after SPIN_LIMIT tries, or as soon as another workgroup failed.");
-  w.block('fn spin_flag(chunk: u32, rank: u32) -> u32', () => {
+  w.line("// 1 once all the chunk's parts are published; 0 after SPIN_LIMIT tries, or as soon as another workgroup failed.");
+  w.block('fn spin_flag(chunk: u32, parts: u32, rank: u32) -> u32', () => {
     w.block('for (var i = 0u; i < SPIN_LIMIT; i++)', () => {
-      w.line('if (atomicLoad(&ctl[FLAGS + chunk]) != 0u) { return 1u; }');
+      w.line('if (atomicLoad(&ctl[FLAGS + chunk]) >= parts) { return 1u; }');
       w.line(`if (atomicLoad(&ctl[${CONTROL.errorCode}]) != 0u) { return 0u; }`);
     });
     w.line('record_error(1u, chunk, rank);');
@@ -84,11 +87,11 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
     w.line('return 0u;');
   });
   w.line();
-  w.line('// Invocation 0 only: one more requirement of `chunk` is met; queue it if that was the last.');
-  w.block('fn count_requirement(chunk: u32)', () => {
-    w.line('let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;');
-    w.block(`if (atomicAdd(&ctl[COUNTERS + chunk], 1u) + 1u == ${field('need')})`, () => {
-      w.line('wg_pending[wg_pending_count] = chunk;');
+  w.line('// Invocation 0 only: one more requirement of `part` is met; queue it if that was the last.');
+  w.block('fn count_requirement(part: u32)', () => {
+    w.line('let d = PARTS_AT + part * DESCRIPTOR_WORDS;');
+    w.block(`if (atomicAdd(&ctl[COUNTERS + part], 1u) + 1u == ${field('need')})`, () => {
+      w.line('wg_pending[wg_pending_count] = part;');
       w.line('wg_pending_count += 1u;');
     });
   });
@@ -97,11 +100,11 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   emitPublishPending(w, ctx);
 }
 
-/** Copies or adds one chunk's region, all invocations taking elements in turn; one case per tensor. */
+/** Copies or adds one part's region, all invocations taking elements in turn; one case per tensor. */
 function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
   const tensors = [...new Set(ctx.table.entries.map((e) => e.chunk.tensor))].map((n) => ctx.tensors.get(n)!);
-  w.block('fn move_chunk(chunk: u32, lid: u32)', () => {
-    w.line('let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;');
+  w.block('fn move_part(part: u32, lid: u32)', () => {
+    w.line('let d = PARTS_AT + part * DESCRIPTOR_WORDS;');
     w.line(`let add = ${field('kind')} == 1u;`);
     w.line(`let src = ${field('src')};`);
     w.line(`let dst = ${field('dst')};`);
@@ -131,37 +134,38 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
 
 function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
   const unpublished = ctx.table.entries.filter((e) => ctx.unpublished.has(e.chunk.value.name)).map((e) => e.index);
-  w.line('// Publishes every chunk this workgroup has queued, and those their publication completes.');
+  w.line('// Publishes every part this workgroup has queued, and those their publication completes.');
   w.block('fn publish_pending(lid: u32)', () => {
-    w.block('for (var n = 0u; n < CHUNKS; n++)', () => {
+    w.block('for (var n = 0u; n < PARTS; n++)', () => {
       w.line('workgroupBarrier();');
       w.line('if (lid == 0u) { if (wg_pending_count == 0u) { wg_u = NONE; } else { wg_pending_count -= 1u; wg_u = wg_pending[wg_pending_count]; } }');
-      w.line('let chunk = workgroupUniformLoad(&wg_u);');
-      w.line('if (chunk == NONE) { return; }');
+      w.line('let part = workgroupUniformLoad(&wg_u);');
+      w.line('if (part == NONE) { return; }');
+      w.line('let d = PARTS_AT + part * DESCRIPTOR_WORDS;');
+      w.line(`let chunk = ${field('chunk')};`);
       if (unpublished.length > 0) {
         w.line('// fault injected by CodegenOptions.unpublished: these chunks are never published');
         w.line(`if (${unpublished.map((c) => `chunk == ${c}u`).join(' || ')}) { continue; }`);
       }
-      w.line('let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;');
       w.line(`let lock = ${field('lock')};`);
       w.block('if (lock != NO_LOCK)', () => {
         w.line('workgroupBarrier();');
         w.line(`if (lid == 0u) { wg_u = acquire_lock(lock, chunk, ${field('src')}); }`);
         w.line('if (workgroupUniformLoad(&wg_u) == 0u) { return; }');
       });
-      w.line('move_chunk(chunk, lid);');
+      w.line('move_part(part, lid);');
       w.line('storageBarrier();');
       w.block('if (lid == 0u)', () => {
         w.line('if (lock != NO_LOCK) { atomicStore(&ctl[LOCKS + lock], 0u); }');
-        w.line('atomicStore(&ctl[FLAGS + chunk], 1u);');
-        w.line(`for (var i = 0u; i < ${field('depCount')}; i++) { count_requirement(tables[CHUNKS_AT + ${field('depStart')} + i]); }`);
+        w.line('atomicAdd(&ctl[FLAGS + chunk], 1u);');
+        w.line(`for (var i = 0u; i < ${field('depCount')}; i++) { count_requirement(tables[PARTS_AT + ${field('depStart')} + i]); }`);
       });
     });
   });
   w.line();
 }
 
-/** The first tickets each publish one chunk that is ready at launch (and what that completes). */
+/** The first tickets each publish one part that is ready at launch (and what that completes). */
 export function emitCommWorkgroups(w: WgslWriter, ctx: SignalContext): void {
   if (ctx.table.ready.length === 0) return;
   w.block('if (ticket < COMM_WORKGROUPS)', () => {
@@ -177,7 +181,7 @@ export function emitWait(w: WgslWriter, ctx: SignalContext, c: number, guard: re
   w.line(`// wait ${describe(ctx, c)}`);
   w.block(`if (rank == ${chunk.dst}u && ${guardToWgsl(guard, ctx.name)})`, () => {
     w.line('workgroupBarrier();');
-    w.line(`if (lid == 0u) { wg_u = spin_flag(${c}u, rank); }`);
+    w.line(`if (lid == 0u) { wg_u = spin_flag(${c}u, ${ctx.table.entries[c]!.parts}u, rank); }`);
     w.line('if (workgroupUniformLoad(&wg_u) == 0u) { return; }');
     w.line('storageBarrier();');
   });
@@ -189,12 +193,21 @@ export function emitWait(w: WgslWriter, ctx: SignalContext, c: number, guard: re
  * after the last arrive of a run (`emitPublishPending`).
  */
 export function emitArrive(w: WgslWriter, ctx: SignalContext, c: number, guard: readonly AffineRange[] | undefined): void {
-  const { chunk } = ctx.table.entries[c]!;
+  const e = ctx.table.entries[c]!;
+  const { chunk } = e;
   const ranks = chunk.kind === 'reduce-add' ? `(rank == ${chunk.src}u || rank == ${chunk.dst}u)` : `rank == ${chunk.src}u`;
   w.line(`// arrive ${describe(ctx, c)}`);
   w.block(`if (${ranks} && ${guardToWgsl(guard, ctx.name)})`, () => {
     w.line('storageBarrier();');
-    w.line(`if (lid == 0u) { count_requirement(${c}u); }`);
+    if (!e.storeRows) return void w.line(`if (lid == 0u) { count_requirement(${e.firstPart}u); }`);
+    // The parts this tile's stored rows meet: the arithmetic of partsStoredBy on the host.
+    const [lo, hi] = [chunk.region.lo[0]!, chunk.region.hi[0]!];
+    const start = affineToWgsl(e.storeRows.offset, ctx.name);
+    w.block('if (lid == 0u)', () => {
+      w.line(`let r0 = max(${start}, ${lo});`);
+      w.line(`let r1 = min(${start} + ${e.storeRows!.extent}, ${hi});`);
+      w.line(`for (var p = (r0 - ${lo}) / ${e.partRows}; r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++) { count_requirement(${e.firstPart}u + u32(p)); }`);
+    });
   });
 }
 

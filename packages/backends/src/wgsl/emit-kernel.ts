@@ -31,6 +31,8 @@ export interface CodegenOptions {
   readonly spinLimit?: number;
   /** Fault injection for tests: chunks (by name) that are never published, so their waits time out. */
   readonly unpublished?: readonly string[];
+  /** About how many elements one workgroup moves per chunk part (default PART_ELEMENTS). */
+  readonly partElements?: number;
 }
 
 const MAX_DISPATCH = 65535;
@@ -423,7 +425,7 @@ function tensorBindings(module: Module): TensorBinding[] {
 export function emitFusedKernel(module: Module, options: CodegenOptions = {}): E.Either<readonly Diagnostic[], FusedKernel> {
   const { layout, problems } = kernelLayout(module);
   if (!layout) return E.left(problems);
-  const table = chunkTable(module);
+  const table = chunkTable(module, options.partElements);
   const tensors = tensorBindings(module);
   const emitter = new KernelEmitter(module, layout, table, tensors, options);
   const wgsl = emitter.emit();
@@ -447,10 +449,10 @@ export function emitFusedKernel(module: Module, options: CodegenOptions = {}): E
     dispatch: [x, Math.ceil(total / x)],
     workgroupSize: [layout.threads.tx, layout.threads.ty],
     tensors,
-    control: { binding: tensors.length, layout: controlLayout(module.chunks.length, table.locks) },
+    control: { binding: tensors.length, layout: controlLayout(module.chunks.length, table.parts.length, table.locks) },
     tables: { binding: tensors.length + 1, data: Uint32Array.from([...schedule, ...descriptors.words]) },
     chunkNames: module.chunks.map((c) => c.value.name),
-    chunkNeeds: table.entries.map((e) => e.need),
+    chunkParts: table.entries.map((e) => e.parts),
     usesF16: tensors.some((t) => t.dtype === 'f16'),
   });
 }

@@ -22,17 +22,17 @@ var<workgroup> sh_a: array<f32, 512>;
 var<workgroup> sh_b: array<f32, 512>;
 
 const SPIN_LIMIT: u32 = 4194304u;
-const CHUNKS: u32 = 2u;
+const PARTS: u32 = 2u;
 const FLAGS: u32 = 4u;
 const COUNTERS: u32 = 6u;
 const LOCKS: u32 = 8u;
-const CHUNKS_AT: u32 = 32u;
-const READY_AT: u32 = 66u;
-const DESCRIPTOR_WORDS: u32 = 17u;
+const PARTS_AT: u32 = 32u;
+const READY_AT: u32 = 68u;
+const DESCRIPTOR_WORDS: u32 = 18u;
 const NO_LOCK: u32 = 4294967295u;
 const NONE: u32 = 0xffffffffu;
 
-// Chunks this workgroup completed and has yet to publish.
+// Parts this workgroup completed and has yet to publish.
 var<workgroup> wg_pending: array<u32, 2>;
 var<workgroup> wg_pending_count: u32;
 
@@ -45,10 +45,10 @@ fn record_error(code: u32, chunk: u32, rank: u32) {
   }
 }
 
-// 1 once the chunk's flag is set; 0 after SPIN_LIMIT tries, or as soon as another workgroup failed.
-fn spin_flag(chunk: u32, rank: u32) -> u32 {
+// 1 once all the chunk's parts are published; 0 after SPIN_LIMIT tries, or as soon as another workgroup failed.
+fn spin_flag(chunk: u32, parts: u32, rank: u32) -> u32 {
   for (var i = 0u; i < SPIN_LIMIT; i++) {
-    if (atomicLoad(&ctl[FLAGS + chunk]) != 0u) { return 1u; }
+    if (atomicLoad(&ctl[FLAGS + chunk]) >= parts) { return 1u; }
     if (atomicLoad(&ctl[1]) != 0u) { return 0u; }
   }
   record_error(1u, chunk, rank);
@@ -64,25 +64,25 @@ fn acquire_lock(lock: u32, chunk: u32, rank: u32) -> u32 {
   return 0u;
 }
 
-// Invocation 0 only: one more requirement of `chunk` is met; queue it if that was the last.
-fn count_requirement(chunk: u32) {
-  let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;
-  if (atomicAdd(&ctl[COUNTERS + chunk], 1u) + 1u == tables[d + 5u]) {
-    wg_pending[wg_pending_count] = chunk;
+// Invocation 0 only: one more requirement of `part` is met; queue it if that was the last.
+fn count_requirement(part: u32) {
+  let d = PARTS_AT + part * DESCRIPTOR_WORDS;
+  if (atomicAdd(&ctl[COUNTERS + part], 1u) + 1u == tables[d + 6u]) {
+    wg_pending[wg_pending_count] = part;
     wg_pending_count += 1u;
   }
 }
 
-fn move_chunk(chunk: u32, lid: u32) {
-  let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;
-  let add = tables[d + 1u] == 1u;
-  let src = tables[d + 3u];
-  let dst = tables[d + 4u];
-  let lo = vec4u(tables[d + 9u], tables[d + 10u], tables[d + 11u], tables[d + 12u]);
-  let extent = vec4u(tables[d + 13u], tables[d + 14u], tables[d + 15u], tables[d + 16u]);
-  switch tables[d + 0u] {
+fn move_part(part: u32, lid: u32) {
+  let d = PARTS_AT + part * DESCRIPTOR_WORDS;
+  let add = tables[d + 2u] == 1u;
+  let src = tables[d + 4u];
+  let dst = tables[d + 5u];
+  let lo = vec4u(tables[d + 10u], tables[d + 11u], tables[d + 12u], tables[d + 13u]);
+  let extent = vec4u(tables[d + 14u], tables[d + 15u], tables[d + 16u], tables[d + 17u]);
+  switch tables[d + 1u] {
     case 0u: {
-      for (var e = lid; e < tables[d + 8u]; e += WORKGROUP_SIZE) {
+      for (var e = lid; e < tables[d + 9u]; e += WORKGROUP_SIZE) {
         let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);
         let at = x[2] * 64u + x[3] * 1u;
         let target_at = dst * 8192u + at;
@@ -94,26 +94,27 @@ fn move_chunk(chunk: u32, lid: u32) {
   }
 }
 
-// Publishes every chunk this workgroup has queued, and those their publication completes.
+// Publishes every part this workgroup has queued, and those their publication completes.
 fn publish_pending(lid: u32) {
-  for (var n = 0u; n < CHUNKS; n++) {
+  for (var n = 0u; n < PARTS; n++) {
     workgroupBarrier();
     if (lid == 0u) { if (wg_pending_count == 0u) { wg_u = NONE; } else { wg_pending_count -= 1u; wg_u = wg_pending[wg_pending_count]; } }
-    let chunk = workgroupUniformLoad(&wg_u);
-    if (chunk == NONE) { return; }
-    let d = CHUNKS_AT + chunk * DESCRIPTOR_WORDS;
-    let lock = tables[d + 2u];
+    let part = workgroupUniformLoad(&wg_u);
+    if (part == NONE) { return; }
+    let d = PARTS_AT + part * DESCRIPTOR_WORDS;
+    let chunk = tables[d + 0u];
+    let lock = tables[d + 3u];
     if (lock != NO_LOCK) {
       workgroupBarrier();
-      if (lid == 0u) { wg_u = acquire_lock(lock, chunk, tables[d + 3u]); }
+      if (lid == 0u) { wg_u = acquire_lock(lock, chunk, tables[d + 4u]); }
       if (workgroupUniformLoad(&wg_u) == 0u) { return; }
     }
-    move_chunk(chunk, lid);
+    move_part(part, lid);
     storageBarrier();
     if (lid == 0u) {
       if (lock != NO_LOCK) { atomicStore(&ctl[LOCKS + lock], 0u); }
-      atomicStore(&ctl[FLAGS + chunk], 1u);
-      for (var i = 0u; i < tables[d + 7u]; i++) { count_requirement(tables[CHUNKS_AT + tables[d + 6u] + i]); }
+      atomicAdd(&ctl[FLAGS + chunk], 1u);
+      for (var i = 0u; i < tables[d + 8u]; i++) { count_requirement(tables[PARTS_AT + tables[d + 7u] + i]); }
     }
   }
 }
@@ -139,14 +140,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   // wait %c0: @A[0:64, 0:64] rank 0 -> rank 1, step 0 (copy)
   if (rank == 1u && (v_pm >= 0 && v_pm < 2)) {
     workgroupBarrier();
-    if (lid == 0u) { wg_u = spin_flag(0u, rank); }
+    if (lid == 0u) { wg_u = spin_flag(0u, 1u, rank); }
     if (workgroupUniformLoad(&wg_u) == 0u) { return; }
     storageBarrier();
   }
   // wait %c1: @A[64:128, 0:64] rank 1 -> rank 0, step 0 (copy)
   if (rank == 0u && (v_pm >= 2 && v_pm < 4)) {
     workgroupBarrier();
-    if (lid == 0u) { wg_u = spin_flag(1u, rank); }
+    if (lid == 0u) { wg_u = spin_flag(1u, 1u, rank); }
     if (workgroupUniformLoad(&wg_u) == 0u) { return; }
     storageBarrier();
   }
