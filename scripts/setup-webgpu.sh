@@ -4,7 +4,7 @@
 # bookworm-backports: Debian 12's own Mesa 22 is too old for Dawn. Safe to run again.
 set -euo pipefail
 
-has_vulkan_icd() { ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; }
+has_vulkan_icd() { compgen -G "/usr/share/vulkan/icd.d/*.json" >/dev/null || compgen -G "/etc/vulkan/icd.d/*.json" >/dev/null; }
 lavapipe_version() { dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || true; }
 
 if has_vulkan_icd && [[ "$(lavapipe_version)" != 22.* ]]; then

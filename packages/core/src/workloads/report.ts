@@ -33,7 +33,7 @@ export interface RunReport {
   /** Every output matched the reference on its checked region. */
   readonly verified: boolean;
   readonly maxAbsError: number;
-  /** Time of the fused kernel, all ranks, in milliseconds. */
+  /** Time of the fused kernel, all ranks, in milliseconds: the median of the timed runs after a checked one. */
   readonly fusedMs: number;
   /** How `fusedMs` was measured: GPU timestamps, or the host's clock where the adapter has none. */
   readonly timing: 'timestamp-query' | 'wall-clock';
