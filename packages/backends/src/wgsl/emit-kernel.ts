@@ -177,9 +177,14 @@ class KernelEmitter {
   private coords(v: TileValue, offsets: readonly AffineExpr[], i: string, j: string): [string, string] {
     const [rows, cols] = v.type.shape.length === 0 ? [1, 1] : v.type.shape;
     // A dimension of size 1 is the same element for every thread (a broadcast row or column).
-    const row = rows === 1 ? this.affine(offsets[0]!) : `${this.affine(offsets[0]!)} + i32(ty + ${i} * ${this.t.ty}u)`;
-    const col = cols === 1 ? this.affine(offsets[1]!) : `${this.affine(offsets[1]!)} + i32(tx + ${j} * ${this.t.tx}u)`;
+    const row = rows === 1 ? this.affine(offsets[0]!) : `${this.affine(offsets[0]!)} + i32(${this.owned(i, 'ty', this.t.ty, this.t.gm)})`;
+    const col = cols === 1 ? this.affine(offsets[1]!) : `${this.affine(offsets[1]!)} + i32(${this.owned(j, 'tx', this.t.tx, this.t.gn)})`;
     return [row, col];
+  }
+
+  /** The row (column) of the tile that element `i` of the thread's block is: see layout.ts. */
+  private owned(i: string, thread: string, threads: number, group: number): string {
+    return group === 1 ? `${thread} + ${i} * ${threads}u` : `(${i} / ${group}u) * ${threads * group}u + ${thread} * ${group}u + ${i} % ${group}u`;
   }
 
   private inBounds(t: TensorBinding, row: string, col: string): string {
@@ -246,7 +251,14 @@ class KernelEmitter {
       for (const op of ops) {
         if (op.op === 'load' && this.layout.shared.has(op.result.id)) {
           const [r, c] = op.result.type.shape as [number, number];
-          this.w.line(`var<workgroup> ${identifier('sh_', op.result.name)}: array<${this.wgslType(op.result.type.dtype)}, ${r * c}>;`);
+          const ty = this.wgslType(op.result.type.dtype);
+          const name = identifier('sh_', op.result.name);
+          const layout = this.layout.transposed.has(op.result.id) ? `${r}x${c}, stored K-major` : `${r}x${c}`;
+          this.w.line(
+            this.vectorised(op.result)
+              ? `var<workgroup> ${name}: array<vec4<${ty}>, ${(r * c) / 4}>; // ${layout}`
+              : `var<workgroup> ${name}: array<${ty}, ${r * c}>; // ${layout}`,
+          );
         }
         if (op.op === 'for') visit(op.body);
       }
@@ -335,12 +347,15 @@ class KernelEmitter {
     const ty = this.wgslType(t.dtype);
     const w = this.w;
     w.line(`// %${op.result.name} = load @${t.name}[${op.offsets.map((o) => this.affine(o)).join(', ')}] (${r}x${c}, staged)`);
+    // Consecutive invocations read consecutive columns of the tensor (coalesced).
+    const at = this.layout.transposed.has(op.result.id) ? `(e % ${c}u) * ${r}u + e / ${c}u` : 'e';
+    const target = this.vectorised(op.result) ? `${sh}[(${at}) / 4u][(${at}) % 4u]` : `${sh}[${at}]`;
     w.block(`for (var e = lid; e < ${r * c}u; e += WORKGROUP_SIZE)`, () => {
       w.line(`let row = ${this.affine(op.offsets[0]!)} + i32(e / ${c}u);`);
       w.line(`let col = ${this.affine(op.offsets[1]!)} + i32(e % ${c}u);`);
       w.line(`var x = ${ty}(0);`);
       w.line(`if (${this.inBounds(t, 'row', 'col')}) { x = ${identifier('t_', t.name)}[${this.at(t, 'row', 'col')}]; }`);
-      w.line(`${sh}[e] = x;`);
+      w.line(`${target} = x;`);
     });
   }
 
@@ -373,16 +388,36 @@ class KernelEmitter {
     }
     const sa = this.name(a.id);
     const sb = this.name(b.id);
+    const bm = a.type.shape[0]!;
     w.line(`// %${result.name} = dot %${a.name}, %${b.name}${acc ? `, %${acc.name}` : ''}`);
     w.block(`for (var kk = 0u; kk < ${k}u; kk++)`, () => {
-      w.line(`var fa: array<f32, ${tm}>;`);
-      w.line(`var fb: array<f32, ${tn}>;`);
-      w.line(`for (var i = 0u; i < ${tm}u; i++) { fa[i] = f32(${sa}[(ty + i * ${ty}u) * ${k}u + kk]); }`);
-      w.line(`for (var j = 0u; j < ${tn}u; j++) { fb[j] = f32(${sb}[kk * ${bn}u + tx + j * ${tx}u]); }`);
+      // A is K-major in workgroup memory: row r of step kk is at kk·BM + r; B's row kk at kk·BN.
+      this.fragment('fa', sa, a, tm, `kk * ${bm}u`, 'ty', ty, this.t.gm);
+      this.fragment('fb', sb, b, tn, `kk * ${bn}u`, 'tx', tx, this.t.gn);
       w.block(`for (var i = 0u; i < ${tm}u; i++)`, () =>
         w.line(`for (var j = 0u; j < ${tn}u; j++) { ${n}[i * ${tn}u + j] = fma(fa[i], fb[j], ${n}[i * ${tn}u + j]); }`),
       );
     });
+  }
+
+  /** The staged elements of `v` this thread multiplies at one K step, into `var name: array<f32, count>`. */
+  private fragment(name: string, sh: string, v: TileValue, count: number, rowStart: string, thread: string, threads: number, group: number): void {
+    const w = this.w;
+    w.line(`var ${name}: array<f32, ${count}>;`);
+    if (this.vectorised(v)) {
+      w.block(`for (var g = 0u; g < ${count / 4}u; g++)`, () => {
+        w.line(`let q = vec4<f32>(${sh}[(${rowStart} + g * ${threads * 4}u + ${thread} * 4u) / 4u]);`);
+        w.line(`${name}[4u * g] = q.x; ${name}[4u * g + 1u] = q.y; ${name}[4u * g + 2u] = q.z; ${name}[4u * g + 3u] = q.w;`);
+      });
+    } else {
+      w.line(`for (var i = 0u; i < ${count}u; i++) { ${name}[i] = f32(${sh}[${rowStart} + ${this.owned('i', thread, threads, group)}]); }`);
+    }
+  }
+
+  /** A staged operand read as vec4s: its thread groups are 4 wide along the dimension the dot reads. */
+  private vectorised(v: TileValue): boolean {
+    const [r, c] = v.type.shape as [number, number];
+    return this.layout.transposed.has(v.id) ? this.t.gm === 4 && r % 4 === 0 : this.t.gn === 4 && c % 4 === 0;
   }
 
   private loop(op: Extract<Op, { op: 'for' }>): void {

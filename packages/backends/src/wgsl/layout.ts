@@ -1,9 +1,11 @@
 /**
  * How a kernel's tiles map onto one workgroup. The register tile is the shape of the kernel's
- * stored (and dot) results, [BM, BN]: a TY×TX grid of threads each holds a TM×TN block of it, strided
- * (thread (ty, tx) owns rows ty + i·TY and columns tx + j·TX), so neighbouring threads touch
- * neighbouring addresses in global and workgroup memory. Loads that feed a `dot` are staged in
- * workgroup memory; every other tile value lives in registers.
+ * stored (and dot) results, [BM, BN]: a TY×TX grid of threads each holds a TM×TN block of it. Along
+ * each axis a thread owns groups of G = 4 consecutive rows (columns) when TM (TN) is a multiple of 4,
+ * else G = 1, the groups strided by TY·G: row(i) = ⌊i/G⌋·TY·G + ty·G + i mod G. Neighbouring threads
+ * thus touch neighbouring addresses, and a thread reads its dot fragments as vec4s. Loads that feed a
+ * `dot` are staged in workgroup memory (the A operand transposed, K-major, so that its rows are
+ * contiguous too); every other tile value lives in registers.
  */
 import { error, type Diagnostic, type Module, type Op, type Shape, type TileValue } from '@syncopate/ir';
 
@@ -14,12 +16,17 @@ export interface ThreadLayout {
   readonly tx: number;
   readonly tm: number;
   readonly tn: number;
+  /** Consecutive rows (columns) a thread owns together: 4, or 1 when TM (TN) is not a multiple of 4. */
+  readonly gm: number;
+  readonly gn: number;
 }
 
 export interface KernelLayout {
   readonly threads: ThreadLayout;
   /** Value ids of loads staged in workgroup memory (dot operands). */
   readonly shared: ReadonlySet<number>;
+  /** Of those, the A operands: staged transposed (K-major). */
+  readonly transposed: ReadonlySet<number>;
 }
 
 function walk(ops: readonly Op[], visit: (op: Op) => void): void {
@@ -42,6 +49,8 @@ export function kernelLayout(module: Module): { layout?: KernelLayout; problems:
     problems.push(error('codegen/unsupported', why, { op: op.op, ...(value ? { value: value.name } : {}), ...(op.loc ? { loc: op.loc } : {}) }));
   let tile: Shape | undefined;
   const shared = new Set<number>();
+  const transposed = new Set<number>();
+  const asB = new Set<number>();
   const loads = new Map<number, Op>();
   walk(module.kernel.body, (op) => {
     if (op.op === 'load') loads.set(op.result.id, op);
@@ -51,6 +60,8 @@ export function kernelLayout(module: Module): { layout?: KernelLayout; problems:
         if (!loads.has(operand.id)) unsupported(op, `the WGSL backend stages only loads as dot operands; %${operand.name} is not a load`, operand);
         shared.add(operand.id);
       }
+      transposed.add(op.a.id);
+      asB.add(op.b.id);
     }
     if (op.op === 'store') tile ??= op.value.type.shape;
     if (op.op === 'reduce') unsupported(op, 'the WGSL backend does not lower reduce yet', op.result);
@@ -66,7 +77,12 @@ export function kernelLayout(module: Module): { layout?: KernelLayout; problems:
   const [bm, bn] = tile as [number, number];
   const ty = threadsAlong(bm);
   const tx = threadsAlong(bn);
-  const threads = { bm, bn, ty, tx, tm: bm / ty, tn: bn / tx };
+  const tm = bm / ty;
+  const tn = bn / tx;
+  const threads = { bm, bn, ty, tx, tm, tn, gm: tm % 4 === 0 ? 4 : 1, gn: tn % 4 === 0 ? 4 : 1 };
+  for (const id of transposed) {
+    if (asB.has(id)) problems.push(error('codegen/unsupported', 'a staged load feeds one dot as A and another as B', { op: 'dot' }));
+  }
   walk(module.kernel.body, (op) => {
     const value = 'result' in op ? op.result : op.op === 'store' ? op.value : undefined;
     if (!value || value.type.kind !== 'tile' || shared.has(value.id)) return;
@@ -78,5 +94,5 @@ export function kernelLayout(module: Module): { layout?: KernelLayout; problems:
     const load = loads.get(id);
     if (load?.op === 'load' && load.result.type.shape.length !== 2) unsupported(load, 'dot operands must be 2-D', load.result);
   }
-  return problems.length > 0 ? { problems } : { layout: { threads, shared }, problems };
+  return problems.length > 0 ? { problems } : { layout: { threads, shared, transposed }, problems };
 }

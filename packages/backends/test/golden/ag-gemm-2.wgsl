@@ -18,8 +18,8 @@ const WORKGROUP_SIZE: u32 = 256u;
 @group(0) @binding(4) var<storage, read> tables: array<u32>;
 
 var<workgroup> wg_u: u32;
-var<workgroup> sh_a: array<f32, 512>;
-var<workgroup> sh_b: array<f32, 512>;
+var<workgroup> sh_a: array<f32, 512>; // 32x16, stored K-major
+var<workgroup> sh_b: array<f32, 512>; // 16x32
 
 const SPIN_LIMIT: u32 = 4194304u;
 const PARTS: u32 = 2u;
@@ -160,7 +160,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       let col = v_k + i32(e % 16u);
       var x = f32(0);
       if (row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
-      sh_a[e] = x;
+      sh_a[(e % 16u) * 32u + e / 16u] = x;
     }
     // %b = load @B[v_k, 32 * v_pn] (16x32, staged)
     for (var e = lid; e < 512u; e += WORKGROUP_SIZE) {
@@ -174,9 +174,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     // %d = dot %a, %b, %acc_it
     for (var kk = 0u; kk < 16u; kk++) {
       var fa: array<f32, 2>;
+      for (var i = 0u; i < 2u; i++) { fa[i] = f32(sh_a[kk * 32u + ty + i * 16u]); }
       var fb: array<f32, 2>;
-      for (var i = 0u; i < 2u; i++) { fa[i] = f32(sh_a[(ty + i * 16u) * 16u + kk]); }
-      for (var j = 0u; j < 2u; j++) { fb[j] = f32(sh_b[kk * 32u + tx + j * 16u]); }
+      for (var i = 0u; i < 2u; i++) { fb[i] = f32(sh_b[kk * 32u + tx + i * 16u]); }
       for (var i = 0u; i < 2u; i++) {
         for (var j = 0u; j < 2u; j++) { v_acc_it[i * 2u + j] = fma(fa[i], fb[j], v_acc_it[i * 2u + j]); }
       }
