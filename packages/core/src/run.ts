@@ -5,10 +5,11 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { SyncopateError, type Box } from '@syncopate/ir';
-import { CONTROL, emitFusedKernel, KERNEL_ERRORS, tensorBytes, type CodegenOptions, type FusedKernel } from '@syncopate/backends';
+import { CONTROL, emitFusedKernel, KERNEL_ERRORS, tensorBytes, type CodegenOptions, type FusedKernel, type TensorBinding } from '@syncopate/backends';
 import { Executor, openGpu, requestDevice, type DeviceHandle, type RunResult } from '@syncopate/runtime';
 import { compileOrThrow, type CompiledKernel } from './compile.js';
 import { CompileError } from './errors.js';
+import { fromHalfBits, toHalfBits } from './half.js';
 import { getWorkload, maxAbsError, UsageError, type RunOptions, type RunReport, type TensorData, type WorkloadOptions } from './workloads/index.js';
 
 export type { RunOptions, RunReport } from './workloads/index.js';
@@ -41,16 +42,18 @@ export function emitWgsl(compiled: CompiledKernel): string {
 
 const tensorBuffer = (name: string) => `tensor:${name}`;
 
-/** Every rank's copy of a tensor, back to back, as the fused kernel binds it. */
-function packRanks(perRank: readonly Float32Array[]): Float32Array {
+/** Every rank's copy of a tensor, back to back, as the fused kernel binds it: f32, or half bits for f16. */
+function packRanks(t: TensorBinding, perRank: readonly Float32Array[]): Float32Array | Uint16Array {
   const elements = perRank[0]?.length ?? 0;
   const out = new Float32Array(elements * perRank.length);
   perRank.forEach((data, r) => out.set(data, r * elements));
-  return out;
+  return t.dtype === 'f16' ? toHalfBits(out) : out;
 }
 
-function unpackRanks(data: Float32Array, ranks: number): Float32Array[] {
-  const elements = data.length / ranks;
+/** The inverse of `packRanks`, from the buffer as read back (f16 buffers end in padding to a word). */
+function unpackRanks(t: TensorBinding, buffer: ArrayBuffer, ranks: number): Float32Array[] {
+  const elements = t.elementsPerRank;
+  const data = t.dtype === 'f16' ? fromHalfBits(new Uint16Array(buffer, 0, elements * ranks)) : new Float32Array(buffer, 0, elements * ranks);
   return Array.from({ length: ranks }, (_, r) => data.slice(r * elements, (r + 1) * elements));
 }
 
@@ -73,7 +76,14 @@ export class FusedSession {
   ) {}
 
   static async open(device: DeviceHandle, fused: FusedKernel, inputs: TensorData, options: { timeoutMs?: number; read?: readonly string[] } = {}): Promise<FusedSession> {
-    if (fused.usesF16) throw new UsageError('f16 tensors are not supported by the runner yet: use --dtype f32');
+    if (fused.usesF16 && !device.features.includes('shader-f16')) {
+      const f16 = fused.tensors.filter((t) => t.dtype === 'f16').map((t) => t.name);
+      // missingFeatures lists what was asked for and the adapter lacks; otherwise the caller left it out.
+      const why = device.missingFeatures.includes('shader-f16')
+        ? 'the adapter has no shader-f16'
+        : 'the device was opened without shader-f16 (add it to requiredFeatures)';
+      throw new UsageError(`the kernel has f16 tensors (${f16.join(', ')}), but ${why}: use --dtype f32`);
+    }
     const executor = Executor.create(device, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
     try {
       await executor.allocate([
@@ -81,7 +91,7 @@ export class FusedSession {
           name: tensorBuffer(t.name),
           bytes: tensorBytes(t, fused.ranks),
           usage: 'storage' as const,
-          init: packRanks(inputs[t.name] ?? []),
+          init: packRanks(t, inputs[t.name] ?? []),
           readback: options.read?.includes(t.name) ?? false,
         })),
         { name: 'control', bytes: fused.control.layout.words * 4, usage: 'storage', readback: true },
@@ -118,9 +128,10 @@ export class FusedSession {
     return result;
   }
 
-  /** A tensor, per rank. */
+  /** A tensor, per rank, as f32 (f16 tensors converted exactly). */
   async read(name: string): Promise<Float32Array[]> {
-    return unpackRanks(new Float32Array(await this.executor.read(tensorBuffer(name))), this.fused.ranks);
+    const buffer = await this.executor.read(tensorBuffer(name));
+    return unpackRanks(this.fused.tensors.find((t) => t.name === name)!, buffer, this.fused.ranks);
   }
 
   destroy(): void {

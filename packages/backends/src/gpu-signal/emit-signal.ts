@@ -70,9 +70,15 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   w.line();
   w.line("// 1 once all the chunk's parts are published; 0 after SPIN_LIMIT tries, or as soon as another workgroup failed.");
   w.block('fn spin_flag(chunk: u32, parts: u32, rank: u32) -> u32', () => {
+    w.line('var pause = 1u;');
+    w.line('var noise = chunk;');
     w.block('for (var i = 0u; i < SPIN_LIMIT; i++)', () => {
-      w.line('if (atomicLoad(&ctl[FLAGS + chunk]) >= parts) { return 1u; }');
+      w.line('if (atomicLoad(&ctl[FLAGS + chunk]) >= parts) { return 1u + (noise & 0u); }');
       w.line(`if (atomicLoad(&ctl[${CONTROL.errorCode}]) != 0u) { return 0u; }`);
+      w.line('// Back off between polls (up to 256 steps of arithmetic), so that spinning workgroups leave the');
+      w.line("// memory system to the ones moving data; `noise` keeps the compiler from dropping the delay.");
+      w.line('for (var b = 0u; b < pause; b++) { noise = noise * 1664525u + 1013904223u; }');
+      w.line('pause = min(pause * 2u, 256u);');
     });
     w.line('record_error(1u, chunk, rank);');
     w.line('return 0u;');

@@ -169,8 +169,9 @@ class KernelEmitter {
     this.w.block(`for (var i = 0u; i < ${r}u; i++)`, () => this.w.block(`for (var j = 0u; j < ${c}u; j++)`, () => body('i', 'j')));
   }
 
-  private affine(e: AffineExpr): string {
-    return affineToWgsl(e, (id) => this.name(id));
+  /** `substitute` renames values, e.g. the induction variable to the next iteration's. */
+  private affine(e: AffineExpr, substitute?: ReadonlyMap<number, string>): string {
+    return affineToWgsl(e, (id) => substitute?.get(id) ?? this.name(id));
   }
 
   /** Row and column (i32) of element (i, j) of the thread's block of a tile at `offsets`. */
@@ -340,23 +341,36 @@ class KernelEmitter {
 
   /** All threads copy the tile into workgroup memory; elements outside the tensor read as 0. */
   private sharedLoad(op: LoadOp): void {
+    const w = this.w;
+    this.w.line(`// %${op.result.name} = load @${op.tensor}[${op.offsets.map((o) => this.affine(o)).join(', ')}] (staged)`);
+    this.alias(op.result.id, identifier('sh_', op.result.name));
+    w.block(`for (var e = lid; e < ${this.elements(op)}u; e += WORKGROUP_SIZE)`, () => {
+      this.readElement(op, 'x');
+      w.line(`${this.stagedAt(op, 'e')} = x;`);
+    });
+  }
+
+  private elements(op: LoadOp): number {
+    return op.result.type.shape.reduce((a, b) => a * b, 1);
+  }
+
+  /** `var x` = element e of the load's tile from global memory (0 outside the tensor). */
+  private readElement(op: LoadOp, x: string, substitute?: ReadonlyMap<number, string>): void {
     const t = this.tensors.get(op.tensor)!;
+    const c = op.result.type.shape[1]!;
+    // Consecutive invocations read consecutive columns of the tensor (coalesced).
+    this.w.line(`let row = ${this.affine(op.offsets[0]!, substitute)} + i32(e / ${c}u);`);
+    this.w.line(`let col = ${this.affine(op.offsets[1]!, substitute)} + i32(e % ${c}u);`);
+    this.w.line(`var ${x} = ${this.wgslType(t.dtype)}(0);`);
+    this.w.line(`if (${this.inBounds(t, 'row', 'col')}) { ${x} = ${identifier('t_', t.name)}[${this.at(t, 'row', 'col')}]; }`);
+  }
+
+  /** Where element e of a staged load lives in workgroup memory. */
+  private stagedAt(op: LoadOp, e: string): string {
     const [r, c] = op.result.type.shape as [number, number];
     const sh = identifier('sh_', op.result.name);
-    this.alias(op.result.id, sh);
-    const ty = this.wgslType(t.dtype);
-    const w = this.w;
-    w.line(`// %${op.result.name} = load @${t.name}[${op.offsets.map((o) => this.affine(o)).join(', ')}] (${r}x${c}, staged)`);
-    // Consecutive invocations read consecutive columns of the tensor (coalesced).
-    const at = this.layout.transposed.has(op.result.id) ? `(e % ${c}u) * ${r}u + e / ${c}u` : 'e';
-    const target = this.vectorised(op.result) ? `${sh}[(${at}) / 4u][(${at}) % 4u]` : `${sh}[${at}]`;
-    w.block(`for (var e = lid; e < ${r * c}u; e += WORKGROUP_SIZE)`, () => {
-      w.line(`let row = ${this.affine(op.offsets[0]!)} + i32(e / ${c}u);`);
-      w.line(`let col = ${this.affine(op.offsets[1]!)} + i32(e % ${c}u);`);
-      w.line(`var x = ${ty}(0);`);
-      w.line(`if (${this.inBounds(t, 'row', 'col')}) { x = ${identifier('t_', t.name)}[${this.at(t, 'row', 'col')}]; }`);
-      w.line(`${target} = x;`);
-    });
+    const at = this.layout.transposed.has(op.result.id) ? `(${e} % ${c}u) * ${r}u + ${e} / ${c}u` : e;
+    return this.vectorised(op.result) ? `${sh}[(${at}) / 4u][(${at}) % 4u]` : `${sh}[${at}]`;
   }
 
   private registerLoad(op: LoadOp): void {
@@ -428,8 +442,25 @@ class KernelEmitter {
       this.alias(op.results[i]!.id, n);
     });
     const iv = this.name(op.inductionVar.id, op.inductionVar.name);
+    const staged = this.prefetchable(op);
+    // Double buffering through registers: each iteration copies the tiles fetched during the previous
+    // one into workgroup memory, then fetches the next iteration's while it computes.
+    if (staged.length > 0) this.prefetch(staged, new Map([[op.inductionVar.id, this.affine(op.lower)]]));
     w.block(`for (var ${iv}: i32 = ${this.affine(op.lower)}; ${iv} < ${this.affine(op.upper)}; ${iv} += ${op.step})`, () => {
-      this.block(op.body);
+      if (staged.length > 0) {
+        w.line('workgroupBarrier();');
+        for (const load of staged) {
+          w.line(`// %${load.result.name} = load @${load.tensor}[${load.offsets.map((o) => this.affine(o)).join(', ')}] (staged, fetched ahead)`);
+          this.alias(load.result.id, identifier('sh_', load.result.name));
+          w.block(`for (var p = 0u; p < ${this.perThread(load)}u; p++)`, () => {
+            w.line('let e = lid + p * WORKGROUP_SIZE;');
+            w.line(`if (e < ${this.elements(load)}u) { ${this.stagedAt(load, 'e')} = ${identifier('pf_', load.result.name)}[p]; }`);
+          });
+        }
+        w.line('workgroupBarrier();');
+        w.block(`if (${iv} + ${op.step} < ${this.affine(op.upper)})`, () => this.prefetch(staged, new Map([[op.inductionVar.id, `(${iv} + ${op.step})`]]), false));
+      }
+      this.block(op.body.slice(staged.length));
       const y = op.body[op.body.length - 1];
       if (y?.op !== 'yield') return;
       y.values.forEach((v, i) => {
@@ -438,6 +469,49 @@ class KernelEmitter {
         if (source !== target) w.line(`${target} = ${source};`);
       });
     });
+  }
+
+  /** The staged loads that open a loop body and index only with values from outside it (and its variable). */
+  private prefetchable(op: Extract<Op, { op: 'for' }>): LoadOp[] {
+    const inside = new Set<number>();
+    const collect = (ops: readonly Op[]) =>
+      ops.forEach((o) => {
+        if ('result' in o) inside.add(o.result.id);
+        if (o.op === 'for') {
+          inside.add(o.inductionVar.id);
+          o.iterArgs.forEach((v) => inside.add(v.id));
+          o.results.forEach((v) => inside.add(v.id));
+          collect(o.body);
+        }
+      });
+    collect(op.body);
+    const staged: LoadOp[] = [];
+    for (const o of op.body) {
+      if (o.op !== 'load' || !this.layout.shared.has(o.result.id)) break;
+      if (o.offsets.some((e) => e.terms.some((t) => inside.has(t.value.id)))) break;
+      staged.push(o);
+    }
+    return staged;
+  }
+
+  private perThread(load: LoadOp): number {
+    return Math.ceil(this.elements(load) / (this.t.tx * this.t.ty));
+  }
+
+  /** Fetches the staged loads' elements this thread copies into `pf_*` registers (declaring them first). */
+  private prefetch(staged: readonly LoadOp[], substitute: ReadonlyMap<number, string>, declare = true): void {
+    const w = this.w;
+    for (const load of staged) {
+      const pf = identifier('pf_', load.result.name);
+      if (declare) w.line(`var ${pf}: array<${this.wgslType(load.result.type.dtype)}, ${this.perThread(load)}>;`);
+      w.block(`for (var p = 0u; p < ${this.perThread(load)}u; p++)`, () => {
+        w.line('let e = lid + p * WORKGROUP_SIZE;');
+        w.block(`if (e < ${this.elements(load)}u)`, () => {
+          this.readElement(load, 'x', substitute);
+          w.line(`${pf}[p] = x;`);
+        });
+      });
+    }
   }
 }
 

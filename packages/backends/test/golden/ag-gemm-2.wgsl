@@ -47,9 +47,15 @@ fn record_error(code: u32, chunk: u32, rank: u32) {
 
 // 1 once all the chunk's parts are published; 0 after SPIN_LIMIT tries, or as soon as another workgroup failed.
 fn spin_flag(chunk: u32, parts: u32, rank: u32) -> u32 {
+  var pause = 1u;
+  var noise = chunk;
   for (var i = 0u; i < SPIN_LIMIT; i++) {
-    if (atomicLoad(&ctl[FLAGS + chunk]) >= parts) { return 1u; }
+    if (atomicLoad(&ctl[FLAGS + chunk]) >= parts) { return 1u + (noise & 0u); }
     if (atomicLoad(&ctl[1]) != 0u) { return 0u; }
+    // Back off between polls (up to 256 steps of arithmetic), so that spinning workgroups leave the
+    // memory system to the ones moving data; `noise` keeps the compiler from dropping the delay.
+    for (var b = 0u; b < pause; b++) { noise = noise * 1664525u + 1013904223u; }
+    pause = min(pause * 2u, 256u);
   }
   record_error(1u, chunk, rank);
   return 0u;
@@ -152,25 +158,63 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     storageBarrier();
   }
   var v_acc_it = v_acc;
-  for (var v_k: i32 = 0; v_k < 64; v_k += 16) {
-    workgroupBarrier();
-    // %a = load @A[32 * v_pm, v_k] (32x16, staged)
-    for (var e = lid; e < 512u; e += WORKGROUP_SIZE) {
+  var pf_a: array<f32, 2>;
+  for (var p = 0u; p < 2u; p++) {
+    let e = lid + p * WORKGROUP_SIZE;
+    if (e < 512u) {
       let row = 32 * v_pm + i32(e / 16u);
-      let col = v_k + i32(e % 16u);
+      let col = 0 + i32(e % 16u);
       var x = f32(0);
       if (row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
-      sh_a[(e % 16u) * 32u + e / 16u] = x;
+      pf_a[p] = x;
     }
-    // %b = load @B[v_k, 32 * v_pn] (16x32, staged)
-    for (var e = lid; e < 512u; e += WORKGROUP_SIZE) {
-      let row = v_k + i32(e / 32u);
+  }
+  var pf_b: array<f32, 2>;
+  for (var p = 0u; p < 2u; p++) {
+    let e = lid + p * WORKGROUP_SIZE;
+    if (e < 512u) {
+      let row = 0 + i32(e / 32u);
       let col = 32 * v_pn + i32(e % 32u);
       var x = f32(0);
       if (row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
-      sh_b[e] = x;
+      pf_b[p] = x;
+    }
+  }
+  for (var v_k: i32 = 0; v_k < 64; v_k += 16) {
+    workgroupBarrier();
+    // %a = load @A[32 * v_pm, v_k] (staged, fetched ahead)
+    for (var p = 0u; p < 2u; p++) {
+      let e = lid + p * WORKGROUP_SIZE;
+      if (e < 512u) { sh_a[(e % 16u) * 32u + e / 16u] = pf_a[p]; }
+    }
+    // %b = load @B[v_k, 32 * v_pn] (staged, fetched ahead)
+    for (var p = 0u; p < 2u; p++) {
+      let e = lid + p * WORKGROUP_SIZE;
+      if (e < 512u) { sh_b[e] = pf_b[p]; }
     }
     workgroupBarrier();
+    if (v_k + 16 < 64) {
+      for (var p = 0u; p < 2u; p++) {
+        let e = lid + p * WORKGROUP_SIZE;
+        if (e < 512u) {
+          let row = 32 * v_pm + i32(e / 16u);
+          let col = (v_k + 16) + i32(e % 16u);
+          var x = f32(0);
+          if (row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
+          pf_a[p] = x;
+        }
+      }
+      for (var p = 0u; p < 2u; p++) {
+        let e = lid + p * WORKGROUP_SIZE;
+        if (e < 512u) {
+          let row = (v_k + 16) + i32(e / 32u);
+          let col = 32 * v_pn + i32(e % 32u);
+          var x = f32(0);
+          if (row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
+          pf_b[p] = x;
+        }
+      }
+    }
     // %d = dot %a, %b, %acc_it
     for (var kk = 0u; kk < 16u; kk++) {
       var fa: array<f32, 2>;
