@@ -57,18 +57,24 @@ async function standaloneGemm(device: DeviceHandle, size: number, block: Block, 
   }
 }
 
-async function fusedWorkload(device: DeviceHandle, workload: 'ag-gemm' | 'gemm-rs', ranks: number, size: number, block: Block, runs: number) {
+interface Variant {
+  readonly order?: 'row-major' | 'grouped' | 'chunk-arrival';
+  readonly partElements?: number;
+}
+
+async function fusedWorkload(device: DeviceHandle, workload: 'ag-gemm' | 'gemm-rs', ranks: number, size: number, block: Block, runs: number, variant: Variant = {}) {
   const w = getWorkload(workload);
   // The same total work as a size³ GEMM: ag-gemm splits N over ranks, gemm-rs splits K.
   const shape = workload === 'ag-gemm' ? { m: size, n: size / ranks, k: size } : { m: size, n: size, k: size / ranks };
   const o = { ranks, shape, dtype: 'f32' as const, block };
   const { kernel, plan } = w.build(o);
-  const fused = lowerToWgsl(compileOrThrow(kernel, plan));
+  const compiled = compileOrThrow(kernel, plan, variant.order ? { passOptions: { 'reorder-tiles': { order: variant.order } } } : {});
+  const fused = lowerToWgsl(compiled, variant.partElements ? { partElements: variant.partElements } : {});
   const session = await FusedSession.open(device, fused, zeroInputs(kernel.tensors, ranks));
   try {
     const { ms, timing } = await timeSession(session, 2, runs);
     const tflops = (2 * size ** 3) / (ms.median * 1e-3) / 1e12;
-    return { kind: workload, ranks, shape, block, chunks: plan.chunks.length, ms, timing, tflops };
+    return { kind: workload, ranks, shape, block, chunks: plan.chunks.length, parts: fused.chunkParts.reduce((a, b) => a + b, 0), variant, ms, timing, tflops };
   } finally {
     session.destroy();
   }
@@ -105,9 +111,15 @@ async function main(): Promise<void> {
       { m: 128, n: 128, k: 8 },
     ];
     for (const block of blocks) report(await standaloneGemm(device, size, block, runs));
-    const block = blocks[1]!;
+    const block = blocks[2]!;
     for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
-      for (const ranks of [2, 4, 8]) report(await fusedWorkload(device, workload, ranks, size, block, runs));
+      for (const ranks of [1, 2, 4, 8]) report(await fusedWorkload(device, workload, ranks, size, block, runs));
+    }
+    // Ablations at 2 ranks: tile order, and how finely chunks are cut into parts.
+    for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
+      for (const variant of [{ order: 'row-major' }, { partElements: 8192 }, { partElements: 262144 }, { partElements: 1 << 22 }] as const) {
+        report(await fusedWorkload(device, workload, 2, size, block, runs, variant));
+      }
     }
   } finally {
     device.close();

@@ -1,6 +1,6 @@
 /**
  * The control buffer every fused kernel shares across its workgroups (all atomic u32): a ticket
- * counter, the first error, per chunk a flag counting its published parts, per part a requirement
+ * counter, the first error, per chunk part a flag (set once it is published) and a requirement
  * counter, and the reduce-add locks.
  */
 export const CONTROL = {
@@ -24,9 +24,9 @@ export interface ControlLayout {
   readonly words: number;
 }
 
-export function controlLayout(chunks: number, parts: number, locks: number): ControlLayout {
+export function controlLayout(parts: number, locks: number): ControlLayout {
   const flags = CONTROL.header;
-  const counters = flags + chunks;
+  const counters = flags + parts;
   const lockBase = counters + parts;
   return { flags, counters, locks: lockBase, words: lockBase + Math.max(locks, 1) };
 }

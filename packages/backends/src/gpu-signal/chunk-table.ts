@@ -15,7 +15,7 @@ import { alignChunks, arrivalTiles, type AccessSite } from '@syncopate/passes';
 /** About this many elements per part (128 KiB of f32): enough work to be worth a workgroup. */
 export const PART_ELEMENTS = 32768;
 
-/** Rows of the chunk's tensor that one tile stores, as the arrive computes them on the GPU. */
+/** Rows of a tensor that one tile stores (or reads), as the arrive (or wait) computes them on the GPU. */
 export interface StoreRows {
   /** Offset of the store along axis 0: affine in program ids only. */
   readonly offset: AffineExpr;
@@ -62,8 +62,8 @@ export function forwards(c: ChunkDecl, d: ChunkDecl): boolean {
 const rowsOf = (b: Box): [number, number] => [b.lo[0]!, b.hi[0]!];
 const overlap = (a: [number, number], b: [number, number]) => Math.max(a[0], b[0]) < Math.min(a[1], b[1]);
 
-/** The single store site whose axis-0 offset depends on program ids only, or undefined. */
-function storeRowsOf(module: Module, sites: readonly AccessSite[]): StoreRows | undefined {
+/** The rows of the single access site among `sites`, if its axis-0 offset depends on program ids only. */
+export function siteRows(module: Module, sites: readonly AccessSite[]): StoreRows | undefined {
   const distinct = [...new Set(sites)];
   if (distinct.length !== 1) return undefined;
   const site = distinct[0]!;
@@ -99,7 +99,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
 
   // Parts per chunk. Reduce-adds that share a lock must cut identical regions the same way, so that
   // one lock per part index suffices; otherwise they stay whole.
-  const storeRows = chunks.map((c) => storeRowsOf(module, alignment.stores.filter((u) => u.chunk === c).map((u) => u.site)));
+  const storeRows = chunks.map((c) => siteRows(module, alignment.stores.filter((u) => u.chunk === c).map((u) => u.site)));
   const hasStores = chunks.map((c) => alignment.stores.some((u) => u.chunk === c));
   const parts = chunks.map((c, i) => (hasStores[i] && !storeRows[i] ? 1 : partCount(c, partElements)));
   chunks.forEach((c, i) => {

@@ -17,7 +17,7 @@ import { CONTROL, controlLayout } from '../control.js';
 import type { TensorBinding } from '../fused-kernel.js';
 import { guardToWgsl } from '../wgsl/affine.js';
 import { identifier, type WgslWriter } from '../wgsl/writer.js';
-import type { ChunkTable } from './chunk-table.js';
+import type { ChunkTable, StoreRows } from './chunk-table.js';
 import { DESCRIPTOR_WORDS, FIELD, MAX_DIMS, NO_LOCK, type ChunkDescriptors } from './descriptors.js';
 
 export interface SignalContext {
@@ -41,9 +41,8 @@ function describe(ctx: SignalContext, c: number): string {
 const field = (name: keyof typeof FIELD, offset = 0) => `tables[d + ${FIELD[name] + offset}u]`;
 
 export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit: number): void {
-  const chunks = ctx.table.entries.length;
   const parts = ctx.table.parts.length;
-  const layout = controlLayout(chunks, parts, ctx.table.locks);
+  const layout = controlLayout(parts, ctx.table.locks);
   w.line(`const SPIN_LIMIT: u32 = ${spinLimit}u;`);
   w.line(`const PARTS: u32 = ${parts}u;`);
   w.line(`const FLAGS: u32 = ${layout.flags}u;`);
@@ -68,12 +67,12 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
     });
   });
   w.line();
-  w.line("// 1 once all the chunk's parts are published; 0 after SPIN_LIMIT tries, or as soon as another workgroup failed.");
-  w.block('fn spin_flag(chunk: u32, parts: u32, rank: u32) -> u32', () => {
+  w.line("// 1 once the part is published; 0 after SPIN_LIMIT polls, or as soon as another workgroup failed.");
+  w.block('fn spin_flag(part: u32, chunk: u32, rank: u32) -> u32', () => {
     w.line('var pause = 1u;');
-    w.line('var noise = chunk;');
+    w.line('var noise = part;');
     w.block('for (var i = 0u; i < SPIN_LIMIT; i++)', () => {
-      w.line('if (atomicLoad(&ctl[FLAGS + chunk]) >= parts) { return 1u + (noise & 0u); }');
+      w.line('if (atomicLoad(&ctl[FLAGS + part]) != 0u) { return 1u + (noise & 0u); }');
       w.line(`if (atomicLoad(&ctl[${CONTROL.errorCode}]) != 0u) { return 0u; }`);
       w.line('// Back off between polls (up to 256 steps of arithmetic), so that spinning workgroups leave the');
       w.line("// memory system to the ones moving data; `noise` keeps the compiler from dropping the delay.");
@@ -163,7 +162,7 @@ function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
       w.line('storageBarrier();');
       w.block('if (lid == 0u)', () => {
         w.line('if (lock != NO_LOCK) { atomicStore(&ctl[LOCKS + lock], 0u); }');
-        w.line('atomicAdd(&ctl[FLAGS + chunk], 1u);');
+        w.line('atomicStore(&ctl[FLAGS + part], 1u);');
         w.line(`for (var i = 0u; i < ${field('depCount')}; i++) { count_requirement(tables[PARTS_AT + ${field('depStart')} + i]); }`);
       });
     });
@@ -181,13 +180,39 @@ export function emitCommWorkgroups(w: WgslWriter, ctx: SignalContext): void {
   });
 }
 
-/** On the chunk's destination rank, where the guard holds: spin until its flag is set. */
-export function emitWait(w: WgslWriter, ctx: SignalContext, c: number, guard: readonly AffineRange[] | undefined): void {
-  const { chunk } = ctx.table.entries[c]!;
+/**
+ * On the chunk's destination rank, where the guard holds: spin until the chunk's parts are published:
+ * with `rows` (what the tile reads of the chunk's tensor), only the parts those rows meet.
+ */
+export function emitWait(
+  w: WgslWriter,
+  ctx: SignalContext,
+  c: number,
+  guard: readonly AffineRange[] | undefined,
+  rows: StoreRows | undefined,
+): void {
+  const e = ctx.table.entries[c]!;
+  const { chunk } = e;
   w.line(`// wait ${describe(ctx, c)}`);
   w.block(`if (rank == ${chunk.dst}u && ${guardToWgsl(guard, ctx.name)})`, () => {
     w.line('workgroupBarrier();');
-    w.line(`if (lid == 0u) { wg_u = spin_flag(${c}u, ${ctx.table.entries[c]!.parts}u, rank); }`);
+    w.block('if (lid == 0u)', () => {
+      w.line('var ok = 1u;');
+      const lo = chunk.region.lo[0]!;
+      const hi = chunk.region.hi[0]!;
+      if (rows) {
+        const start = affineToWgsl(rows.offset, ctx.name);
+        w.line(`let r0 = max(${start}, ${lo});`);
+        w.line(`let r1 = min(${start} + ${rows.extent}, ${hi});`);
+      } else {
+        w.line(`let r0 = ${lo};`);
+        w.line(`let r1 = ${hi};`);
+      }
+      w.line(`for (var p = (r0 - ${lo}) / ${e.partRows}; r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++) {`);
+      w.line(`  if (spin_flag(${e.firstPart}u + u32(p), ${c}u, rank) == 0u) { ok = 0u; break; }`);
+      w.line('}');
+      w.line('wg_u = ok;');
+    });
     w.line('if (workgroupUniformLoad(&wg_u) == 0u) { return; }');
     w.line('storageBarrier();');
   });

@@ -19,7 +19,8 @@ import {
 } from '@syncopate/ir';
 import { controlLayout } from '../control.js';
 import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
-import { chunkTable, type ChunkTable } from '../gpu-signal/chunk-table.js';
+import { chunkTable, siteRows, type ChunkTable, type StoreRows } from '../gpu-signal/chunk-table.js';
+import { alignChunks } from '@syncopate/passes';
 import { chunkDescriptors } from '../gpu-signal/descriptors.js';
 import { emitArrive, emitCommWorkgroups, emitPublishCall, emitSignalFunctions, emitWait, type SignalContext } from '../gpu-signal/emit-signal.js';
 import { affineToWgsl } from './affine.js';
@@ -331,7 +332,7 @@ class KernelEmitter {
       case 'yield':
         return; // the loop emitter assigns the carried values
       case 'wait':
-        return emitWait(w, this.signal, this.chunkIndex.get(op.chunk.id)!, op.guard);
+        return emitWait(w, this.signal, this.chunkIndex.get(op.chunk.id)!, op.guard, this.readRows(op.chunk.id));
       case 'arrive':
         return emitArrive(w, this.signal, this.chunkIndex.get(op.chunk.id)!, op.guard);
       case 'reduce':
@@ -498,6 +499,12 @@ class KernelEmitter {
     return Math.ceil(this.elements(load) / (this.t.tx * this.t.ty));
   }
 
+  /** The rows a tile reads of a chunk's tensor, from the loads that wait for it (see `siteRows`). */
+  private readRows(chunkId: number): StoreRows | undefined {
+    const sites = alignChunks(this.module).waits.filter((u) => u.chunk.value.id === chunkId).map((u) => u.site);
+    return siteRows(this.module, sites);
+  }
+
   /** Fetches the staged loads' elements this thread copies into `pf_*` registers (declaring them first). */
   private prefetch(staged: readonly LoadOp[], substitute: ReadonlyMap<number, string>, declare = true): void {
     const w = this.w;
@@ -558,7 +565,7 @@ export function emitFusedKernel(module: Module, options: CodegenOptions = {}): E
     dispatch: [x, Math.ceil(total / x)],
     workgroupSize: [layout.threads.tx, layout.threads.ty],
     tensors,
-    control: { binding: tensors.length, layout: controlLayout(module.chunks.length, table.parts.length, table.locks) },
+    control: { binding: tensors.length, layout: controlLayout(table.parts.length, table.locks) },
     tables: { binding: tensors.length + 1, data: Uint32Array.from([...schedule, ...descriptors.words]) },
     chunkNames: module.chunks.map((c) => c.value.name),
     chunkParts: table.entries.map((e) => e.parts),

@@ -45,12 +45,12 @@ fn record_error(code: u32, chunk: u32, rank: u32) {
   }
 }
 
-// 1 once all the chunk's parts are published; 0 after SPIN_LIMIT tries, or as soon as another workgroup failed.
-fn spin_flag(chunk: u32, parts: u32, rank: u32) -> u32 {
+// 1 once the part is published; 0 after SPIN_LIMIT polls, or as soon as another workgroup failed.
+fn spin_flag(part: u32, chunk: u32, rank: u32) -> u32 {
   var pause = 1u;
-  var noise = chunk;
+  var noise = part;
   for (var i = 0u; i < SPIN_LIMIT; i++) {
-    if (atomicLoad(&ctl[FLAGS + chunk]) >= parts) { return 1u + (noise & 0u); }
+    if (atomicLoad(&ctl[FLAGS + part]) != 0u) { return 1u + (noise & 0u); }
     if (atomicLoad(&ctl[1]) != 0u) { return 0u; }
     // Back off between polls (up to 256 steps of arithmetic), so that spinning workgroups leave the
     // memory system to the ones moving data; `noise` keeps the compiler from dropping the delay.
@@ -119,7 +119,7 @@ fn publish_pending(lid: u32) {
     storageBarrier();
     if (lid == 0u) {
       if (lock != NO_LOCK) { atomicStore(&ctl[LOCKS + lock], 0u); }
-      atomicAdd(&ctl[FLAGS + chunk], 1u);
+      atomicStore(&ctl[FLAGS + part], 1u);
       for (var i = 0u; i < tables[d + 8u]; i++) { count_requirement(tables[PARTS_AT + tables[d + 7u] + i]); }
     }
   }
@@ -146,14 +146,30 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   // wait %c0: @A[0:64, 0:64] rank 0 -> rank 1, step 0 (copy)
   if (rank == 1u && (v_pm >= 0 && v_pm < 2)) {
     workgroupBarrier();
-    if (lid == 0u) { wg_u = spin_flag(0u, 1u, rank); }
+    if (lid == 0u) {
+      var ok = 1u;
+      let r0 = max(32 * v_pm, 0);
+      let r1 = min(32 * v_pm + 32, 64);
+      for (var p = (r0 - 0) / 64; r0 < r1 && p <= (r1 - 1 - 0) / 64; p++) {
+        if (spin_flag(0u + u32(p), 0u, rank) == 0u) { ok = 0u; break; }
+      }
+      wg_u = ok;
+    }
     if (workgroupUniformLoad(&wg_u) == 0u) { return; }
     storageBarrier();
   }
   // wait %c1: @A[64:128, 0:64] rank 1 -> rank 0, step 0 (copy)
   if (rank == 0u && (v_pm >= 2 && v_pm < 4)) {
     workgroupBarrier();
-    if (lid == 0u) { wg_u = spin_flag(1u, 1u, rank); }
+    if (lid == 0u) {
+      var ok = 1u;
+      let r0 = max(32 * v_pm, 64);
+      let r1 = min(32 * v_pm + 32, 128);
+      for (var p = (r0 - 64) / 64; r0 < r1 && p <= (r1 - 1 - 64) / 64; p++) {
+        if (spin_flag(1u + u32(p), 1u, rank) == 0u) { ok = 0u; break; }
+      }
+      wg_u = ok;
+    }
     if (workgroupUniformLoad(&wg_u) == 0u) { return; }
     storageBarrier();
   }
