@@ -5,14 +5,21 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { alignChunks } from './analysis/align.js';
+import { checkTileAlignment } from './analysis/tile-alignment.js';
 import { validatePlan } from './analysis/validate-plan.js';
 import { definePass, type Pass } from './pass.js';
+
+export interface AlignOptions {
+  /** `aligned`: refuse tiles that span a chunk boundary (`align/straddle`); `any` (default): allow them. */
+  readonly tiles?: 'any' | 'aligned';
+}
 
 export const alignChunksPass: Pass = definePass(
   'align-chunks',
   'intersects every tile access with every chunk and validates the plan: coverage, overlaps, availability, store conflicts, deadlock',
-  (module) => {
-    const problems = validatePlan(module);
+  (module, ctx) => {
+    const { tiles = 'any' } = (ctx.options['align-chunks'] ?? {}) as AlignOptions;
+    const problems = [...validatePlan(module), ...(tiles === 'aligned' ? checkTileAlignment(module) : [])];
     if (problems.length > 0) return E.left(problems);
     alignChunks(module);
     return E.right(module);

@@ -5,6 +5,8 @@ import { add, buildModule, gemmKernel, mul, type ChunkPlan, type Diagnostic, typ
 import { attachPlan } from '../src/attach-plan.js';
 import { alignChunks, allTiles, chunksProducedBy, chunksWaitedBy } from '../src/analysis/align.js';
 import { validatePlan } from '../src/analysis/validate-plan.js';
+import { alignedBlockSize, chunkBoundaries, straddlingTiles } from '../src/analysis/tile-alignment.js';
+import { alignChunksPass } from '../src/align-chunks.js';
 import { oneShotReduceScatter, ringAllGather } from '../src/templates/index.js';
 
 function withPlan(module: Module, plan: ChunkPlan): Module {
@@ -164,5 +166,38 @@ describe('plan validation', () => {
     const ds = validatePlan(module);
     expect(codes(ds)).toEqual(['align/cycle']);
     expect(ds[0]!.message).toContain('%c0 waits for %c1 waits for %c0');
+  });
+});
+
+describe('tile alignment with chunk boundaries', () => {
+  const kernel = (blockM: number) => gemmKernel({ m: 96, n: 16, k: 16, blockM, blockN: 16, blockK: 16 }, { ranks: 2, distribute: 'ag' });
+  // 2 ranks, 2 chunks per rank: boundaries at rows 24, 48 and 72.
+  const plan = ringAllGather({ ranks: 2, tensor: { name: 'A', shape: [96, 16] }, axis: 0, chunksPerRank: 2 });
+
+  it('finds the tiles that span a chunk boundary', () => {
+    const module = withPlan(kernel(32), plan);
+    expect(chunkBoundaries(module, 'A')).toEqual([[24, 48, 72], []]);
+    // 32-row tiles: tile 0 (rows 0-31) spans 24, tile 1 (32-63) spans 48, tile 2 (64-95) spans 72.
+    expect(straddlingTiles(module).map((s) => [s.boundary, s.tile])).toEqual([
+      [24, 0],
+      [48, 1],
+      [72, 2],
+    ]);
+    expect(straddlingTiles(withPlan(kernel(8), plan))).toEqual([]);
+  });
+
+  it('chooses the largest tile size that never spans one', () => {
+    expect(alignedBlockSize([24, 48, 72], [64, 32, 16, 8])).toBe(8);
+    expect(alignedBlockSize([64, 128], [64, 32])).toBe(64);
+    expect(alignedBlockSize([3], [64, 32])).toBeUndefined();
+  });
+
+  it("align-chunks refuses straddling tiles only when asked, naming the load and suggesting a size", () => {
+    const module = withPlan(kernel(32), plan);
+    expect(E.isRight(alignChunksPass.run(module, { options: {} }))).toBe(true);
+    const refused = alignChunksPass.run(module, { options: { 'align-chunks': { tiles: 'aligned' } } });
+    const ds = E.isLeft(refused) ? refused.left : [];
+    expect(ds.map((d) => [d.code, d.op, d.value])).toEqual(Array(3).fill(['align/straddle', 'load', 'a']));
+    expect(ds[0]!.message).toMatch(/spans the chunk boundary at element 24 of axis 0 .* tiles of 8 elements along axis 0 would not/);
   });
 });

@@ -4,3 +4,4 @@ export * from './domains.js';
 export * from './read-regions.js';
 export * from './touch.js';
 export * from './validate-plan.js';
+export * from './tile-alignment.js';
