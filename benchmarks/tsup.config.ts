@@ -14,6 +14,8 @@ export default defineConfig({
   platform: 'node',
   target: 'node20',
   bundle: true,
+  // Each entry one self-contained file: the GPU machine gets only the files named to pack.sh.
+  splitting: false,
   noExternal: [/.*/],
   external: ['webgpu'],
   clean: false,
