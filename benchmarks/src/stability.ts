@@ -29,13 +29,9 @@ async function main(): Promise<void> {
       for (let s = 0; s < sessions; s++) {
         const session = await FusedSession.open(device, fused, inputs);
         try {
-          for (let i = 0; i < 2; i++) await session.run();
-          const times: number[] = [];
-          for (let i = 0; i < 5; i++) {
-            const r = await session.run();
-            times.push(r.gpuMs?.[0] ?? r.wallMs);
-          }
-          medians.push(summarize(times).median);
+          await session.runBackToBack(10);
+          const r = await session.runBackToBack(10);
+          medians.push(summarize(r.gpuMs ?? [r.wallMs / 10]).median);
         } finally {
           session.destroy();
         }

@@ -117,8 +117,16 @@ export class FusedSession {
 
   /** One launch; throws `ChunkTimeoutError` when a spin-wait of the kernel gave up. */
   async run(): Promise<RunResult> {
-    this.executor.write('control', new Uint32Array(this.fused.control.layout.words));
-    const result = await this.executor.run([{ kernel: this.kernel }]);
+    return this.runBackToBack(1);
+  }
+
+  /**
+   * `count` launches in one submission, the control buffer cleared on the GPU before each: no host
+   * round trip between them, so the GPU stays busy (and its clocks up) as it would in a model.
+   * Only the last launch's errors can be seen afterwards; check correctness with `run`.
+   */
+  async runBackToBack(count: number): Promise<RunResult> {
+    const result = await this.executor.run(Array.from({ length: count }, () => ({ kernel: this.kernel, clear: ['control'] })));
     const control = new Uint32Array(await this.executor.read('control'));
     const code = control[CONTROL.errorCode]!;
     if (code !== 0) {

@@ -46,6 +46,8 @@ export interface Launch {
   readonly kernel: CompiledKernel;
   /** Overrides the kernel's own workgroup count. */
   readonly workgroups?: Workgroups;
+  /** Buffers zeroed on the GPU just before this launch (e.g. a control buffer of counters and flags). */
+  readonly clear?: readonly string[];
 }
 
 export interface RunOptions {
@@ -305,7 +307,8 @@ export class Executor {
         (e) => new ValidationError(`launch of ${names}`, e.message),
         async () => {
           const encoder = this.device.createCommandEncoder({ label: names });
-          launches.forEach(({ kernel }, i) => {
+          launches.forEach(({ kernel, clear }, i) => {
+            for (const name of clear ?? []) encoder.clearBuffer(this.buffer(name));
             const pass = encoder.beginComputePass({
               label: kernel.spec.name,
               ...(timer && { timestampWrites: timer.writesFor(i) }),

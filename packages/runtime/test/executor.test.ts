@@ -19,6 +19,21 @@ describe.skipIf(!hasWebGPU)('Executor', () => {
   afterAll(() => handle?.close());
   afterEach(() => executor?.destroy());
 
+  it('clears the buffers a launch names before it, on the GPU, between launches of one submission', async () => {
+    executor = Executor.create(handle);
+    await executor.allocate([{ name: 'count', bytes: 4, usage: 'storage', init: new Uint32Array([100]), readback: true }]);
+    const kernel = await executor.compile({
+      name: 'count',
+      wgsl: '@group(0) @binding(0) var<storage, read_write> n: atomic<u32>;\n@compute @workgroup_size(1) fn main() { atomicAdd(&n, 1u); }',
+      entryPoint: 'main',
+      bindings: [{ binding: 0, buffer: 'count' }],
+      workgroups: [5],
+    });
+    await executor.run([{ kernel }, { kernel, clear: ['count'] }, { kernel }]);
+    // 100 + 5, cleared, + 5 + 5: only what came after the clear is left.
+    expect(new Uint32Array(await executor.read('count'))[0]).toBe(10);
+  });
+
   async function addKernel(n: number) {
     const a = Float32Array.from({ length: n }, (_, i) => i * 0.5 - 3);
     const b = Float32Array.from({ length: n }, (_, i) => (i % 7) * 1.25);
