@@ -39,42 +39,70 @@ export function formatBox(b: Box): string {
   return `[${axes.join(', ')}]`;
 }
 
-export function isEmpty(b: Box): boolean {
+// The functions below run in loops over boxes (plan validation, tile orders), so they loop by index
+// rather than allocate closures and arrays.
+
+/** Throws unless `a` and `b` have one rank; returns it. */
+function pairRank(what: string, a: Box, b: Box): number {
+  const rank = a.lo.length;
+  if (a.hi.length === rank && b.lo.length === rank && b.hi.length === rank) return rank;
+  // Something differs: say which (a box at odds with itself, or two boxes of different ranks).
+  boxRank(a);
   boxRank(b);
-  return b.lo.some((lo, i) => b.hi[i]! <= lo);
+  return commonRank(what, [a, b]);
+}
+
+export function isEmpty(b: Box): boolean {
+  const rank = boxRank(b);
+  for (let i = 0; i < rank; i++) if (b.hi[i]! <= b.lo[i]!) return true;
+  return false;
 }
 
 /** The number of points in `b` (0 when empty; 1 for a rank-0 box, the single empty coordinate). */
 export function volume(b: Box): number {
   if (isEmpty(b)) return 0;
-  return b.lo.reduce((v, lo, i) => v * (b.hi[i]! - lo), 1);
+  let v = 1;
+  for (let i = 0; i < b.lo.length; i++) v *= b.hi[i]! - b.lo[i]!;
+  return v;
 }
 
 /** Equal as point sets: the same bounds, or both empty. */
 export function boxEquals(a: Box, b: Box): boolean {
-  commonRank('boxEquals', [a, b]);
+  const rank = pairRank('boxEquals', a, b);
   if (isEmpty(a) || isEmpty(b)) return isEmpty(a) && isEmpty(b);
-  return a.lo.every((x, i) => x === b.lo[i]) && a.hi.every((x, i) => x === b.hi[i]);
+  for (let i = 0; i < rank; i++) if (a.lo[i] !== b.lo[i] || a.hi[i] !== b.hi[i]) return false;
+  return true;
 }
 
 /** The common part of `a` and `b`, or undefined when they share no point. */
 export function intersect(a: Box, b: Box): Box | undefined {
-  commonRank('intersect', [a, b]);
-  const lo = a.lo.map((x, i) => Math.max(x, b.lo[i]!));
-  const hi = a.hi.map((x, i) => Math.min(x, b.hi[i]!));
-  const c = { lo, hi };
-  return isEmpty(c) ? undefined : c;
+  const rank = pairRank('intersect', a, b);
+  const lo = new Array<number>(rank);
+  const hi = new Array<number>(rank);
+  for (let i = 0; i < rank; i++) {
+    lo[i] = Math.max(a.lo[i]!, b.lo[i]!);
+    hi[i] = Math.min(a.hi[i]!, b.hi[i]!);
+    // NaN bounds are not empty (as `isEmpty` has it), so only a comparison that holds stops here.
+    if (hi[i]! <= lo[i]!) return undefined;
+  }
+  return { lo, hi };
 }
 
+/** Whether `a` and `b` share a point; allocates nothing, as the verifier calls it pair by pair. */
 export function overlaps(a: Box, b: Box): boolean {
-  return intersect(a, b) !== undefined;
+  const rank = pairRank('overlaps', a, b);
+  for (let i = 0; i < rank; i++) {
+    if (Math.max(a.lo[i]!, b.lo[i]!) >= Math.min(a.hi[i]!, b.hi[i]!)) return false;
+  }
+  return true;
 }
 
 /** Whether every point of `inner` lies in `outer`; an empty `inner` is contained in anything. */
 export function contains(outer: Box, inner: Box): boolean {
-  commonRank('contains', [outer, inner]);
+  const rank = pairRank('contains', outer, inner);
   if (isEmpty(inner)) return true;
-  return inner.lo.every((x, i) => outer.lo[i]! <= x && inner.hi[i]! <= outer.hi[i]!);
+  for (let i = 0; i < rank; i++) if (!(outer.lo[i]! <= inner.lo[i]! && inner.hi[i]! <= outer.hi[i]!)) return false;
+  return true;
 }
 
 /**
@@ -82,7 +110,7 @@ export function contains(outer: Box, inner: Box): boolean {
  * the slabs of what is left of `a` that lie below and above `b`, then narrow that axis to `b`'s range.
  */
 export function subtract(a: Box, b: Box): Box[] {
-  commonRank('subtract', [a, b]);
+  pairRank('subtract', a, b);
   if (isEmpty(a)) return [];
   const cut = intersect(a, b);
   if (cut === undefined) return [box(a.lo, a.hi)];
@@ -137,14 +165,70 @@ export function unionVolume(boxes: readonly Box[]): number {
 /** The smallest box holding every point of `boxes` (empty boxes add none), or undefined if none. */
 export function boundingBox(boxes: readonly Box[]): Box | undefined {
   commonRank('boundingBox', boxes);
-  const nonEmpty = boxes.filter((b) => !isEmpty(b));
-  const first = nonEmpty[0];
-  if (first === undefined) return undefined;
-  return nonEmpty.reduce(
-    (acc, b) => ({
-      lo: acc.lo.map((x, i) => Math.min(x, b.lo[i]!)),
-      hi: acc.hi.map((x, i) => Math.max(x, b.hi[i]!)),
-    }),
-    box(first.lo, first.hi),
-  );
+  // Arrays built by push come out alike whichever tier of the JIT runs this (a `map` may give a holey
+  // array once optimized), so the code that reads these boxes sees one kind of array, not two.
+  let bound: { lo: number[]; hi: number[] } | undefined;
+  for (const b of boxes) {
+    if (isEmpty(b)) continue;
+    if (bound === undefined) {
+      bound = { lo: [], hi: [] };
+      for (let i = 0; i < b.lo.length; i++) bound.lo.push(b.lo[i]!), bound.hi.push(b.hi[i]!);
+      continue;
+    }
+    for (let i = 0; i < b.lo.length; i++) {
+      bound.lo[i] = Math.min(bound.lo[i]!, b.lo[i]!);
+      bound.hi[i] = Math.max(bound.hi[i]!, b.hi[i]!);
+    }
+  }
+  return bound;
+}
+
+/**
+ * A box cut along every axis at each edge of some boxes inside it, so that each of those boxes is a
+ * union of whole cells. Work over the cells stands in for work over the points: a GEMM grid cut by
+ * bands of rows has a few cells, not thousands of tiles, and there are never more cells than points.
+ */
+export interface CellGrid {
+  /** Per axis, the cells' edges, ascending: the target's `lo` first, its `hi` last. */
+  readonly edges: readonly (readonly number[])[];
+  /** Cells along each axis. */
+  readonly sizes: readonly number[];
+  /** Cells in all (row-major over `sizes`). */
+  readonly count: number;
+}
+
+/** `target` cut at the edges of `boxes`, which must lie inside it. */
+export function cellGrid(target: Box, boxes: readonly Box[]): CellGrid {
+  commonRank('cellGrid', [target, ...boxes]);
+  const edges = target.lo.map((lo, axis) => {
+    const xs = [lo, target.hi[axis]!];
+    for (let i = 0; i < boxes.length; i++) xs.push(boxes[i]!.lo[axis]!, boxes[i]!.hi[axis]!);
+    xs.sort((a, b) => a - b);
+    return xs.filter((x, i) => i === 0 || x !== xs[i - 1]);
+  });
+  const sizes = edges.map((e) => e.length - 1);
+  return { edges, sizes, count: sizes.reduce((n, s) => n * s, 1) };
+}
+
+/** The cells `b` covers, as a box of cell indices; `b`'s bounds must be edges of `cells`. */
+export function cellRange(cells: CellGrid, b: Box): Box {
+  const lo: number[] = [];
+  const hi: number[] = [];
+  for (let axis = 0; axis < b.lo.length; axis++) {
+    lo.push(edgeIndex(cells.edges[axis]!, b.lo[axis]!));
+    hi.push(edgeIndex(cells.edges[axis]!, b.hi[axis]!));
+  }
+  return { lo, hi };
+}
+
+/** The index of `x` in the ascending `xs`, which holds it. */
+function edgeIndex(xs: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = xs.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -357,8 +357,8 @@ class Parser {
 
   private order(): TileOrder {
     const kind = this.oneOf(
-      ['row-major', 'column-major', 'grouped', 'table', 'rank-table'],
-      'a tile order (row-major, column-major, grouped N, table [...] or rank-table [...])',
+      ['row-major', 'column-major', 'grouped', 'table', 'rank-table', 'segments'],
+      'a tile order (row-major, column-major, grouped N, table [...], rank-table [...] or segments N [...])',
     );
     switch (kind) {
       case 'row-major':
@@ -370,6 +370,11 @@ class Parser {
         return { kind, tiles: this.table() };
       case 'rank-table':
         return { kind, tables: this.list('[', ']', () => this.table()) };
+      case 'segments': {
+        const groupSize = this.integer('a group size (an integer)');
+        // Per rank, `[[lo:hi, ...], ...]`: boxes of tiles, written as chunk regions are.
+        return { kind, groupSize, ranks: this.list('[', ']', () => this.list('[', ']', () => this.region())) };
+      }
     }
   }
 

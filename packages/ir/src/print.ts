@@ -91,8 +91,10 @@ function printChunk(c: ChunkDecl): string {
   );
 }
 
-/** A rank table is long: one rank's table per line, under the kernel header. */
+/** Rank tables and segments: one rank per line, under the kernel header. */
 function printOrder(o: TileOrder, depth = 0): string {
+  const perRank = (items: readonly string[]) =>
+    `[\n${items.map((item) => INDENT.repeat(depth + 2) + item).join(',\n')}\n${INDENT.repeat(depth + 1)}]`;
   switch (o.kind) {
     case 'row-major':
     case 'column-major':
@@ -102,10 +104,9 @@ function printOrder(o: TileOrder, depth = 0): string {
     case 'table':
       return `table ${printTable(o.tiles)}`;
     case 'rank-table':
-    {
-      const inner = INDENT.repeat(depth + 2);
-      return `rank-table [\n${o.tables.map((t) => inner + printTable(t)).join(',\n')}\n${INDENT.repeat(depth + 1)}]`;
-    }
+      return `rank-table ${perRank(o.tables.map(printTable))}`;
+    case 'segments':
+      return `segments ${o.groupSize} ${perRank(o.ranks.map((boxes) => `[${boxes.map((b) => `[${printRegion(b)}]`).join(', ')}]`))}`;
   }
 }
 

@@ -218,8 +218,9 @@ export type OpName = Op['op'];
 
 /**
  * The order in which workgroup tickets visit tiles: the tile scheduler, as data.
- * `table` lists tile coordinates per ticket (what chunk-arrival order and user orders become);
- * `rank-table` lists one such table per rank.
+ * `table` lists tile coordinates per ticket (what user orders become); `rank-table` lists one such
+ * table per rank; `segments` is the compact per-rank form chunk-arrival order takes when each chunk's
+ * tiles form a box.
  */
 export type TileOrder =
   | { readonly kind: 'row-major' }
@@ -227,7 +228,14 @@ export type TileOrder =
   | { readonly kind: 'grouped'; readonly groupSize: number }
   | { readonly kind: 'table'; readonly tiles: readonly (readonly number[])[] }
   /** One table per rank: ranks see their chunks arrive in different orders. */
-  | { readonly kind: 'rank-table'; readonly tables: readonly (readonly (readonly number[])[])[] };
+  | { readonly kind: 'rank-table'; readonly tables: readonly (readonly (readonly number[])[])[] }
+  /**
+   * Per rank, boxes of tiles (half-open, over grid coordinates) visited one after another; the boxes of
+   * a rank partition the grid. Inside a box the tiles run in Triton's grouped order with `groupSize`,
+   * computed in box-local coordinates (row-major inside the box when the grid is not 2-D). Its size is
+   * the number of boxes, not of tiles, so it stays small where a `rank-table` would list every tile.
+   */
+  | { readonly kind: 'segments'; readonly groupSize: number; readonly ranks: readonly (readonly Box[])[] };
 
 export interface TileScheduler {
   readonly order: TileOrder;

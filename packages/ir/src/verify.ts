@@ -23,6 +23,7 @@ import {
   REDUCE_FNS,
   UNARY_FNS,
   type AffineExpr,
+  type AffineRange,
   type ArriveOp,
   type CastOp,
   type ChunkDecl,
@@ -70,7 +71,9 @@ interface Site {
 }
 
 function siteOf(op: Op, value?: Value): Site {
-  return { op: op.op, ...(value ? { value: value.name } : {}), ...(op.loc ? { loc: op.loc } : {}) };
+  if (value && op.loc) return { op: op.op, value: value.name, loc: op.loc };
+  if (value) return { op: op.op, value: value.name };
+  return op.loc ? { op: op.op, loc: op.loc } : { op: op.op };
 }
 
 type Kind = Type['kind'];
@@ -178,17 +181,33 @@ class Context {
     return true;
   }
 
+  // The verifier runs after every pass, over every op: the loops below allocate nothing.
+
   /** Uses every value (reporting each problem); true when all can be used. */
   useAll(vs: readonly Value[], kind: Kind, site: Site): boolean {
-    return vs.map((v) => this.use(v, kind, site)).every(Boolean);
+    let ok = true;
+    for (let i = 0; i < vs.length; i++) if (!this.use(vs[i]!, kind, site)) ok = false;
+    return ok;
   }
 
+  /** Uses every value the expressions' terms name, as index values. */
   useAffine(exprs: readonly AffineExpr[], site: Site): boolean {
-    return this.useAll(
-      exprs.flatMap((e) => e.terms.map((t) => t.value)),
-      'index',
-      site,
-    );
+    let ok = true;
+    for (let i = 0; i < exprs.length; i++) {
+      const terms = exprs[i]!.terms;
+      for (let j = 0; j < terms.length; j++) if (!this.use(terms[j]!.value, 'index', site)) ok = false;
+    }
+    return ok;
+  }
+
+  /** `useAffine` over a guard's expressions. */
+  useGuard(guard: readonly AffineRange[] | undefined, site: Site): boolean {
+    let ok = true;
+    for (let i = 0; i < (guard?.length ?? 0); i++) {
+      const terms = guard![i]!.expr.terms;
+      for (let j = 0; j < terms.length; j++) if (!this.use(terms[j]!.value, 'index', site)) ok = false;
+    }
+    return ok;
   }
 
   private visible(id: number): Value | undefined {
@@ -291,13 +310,14 @@ function checkChunkRegion(c: ChunkDecl, t: TensorDecl, bad: (message: string) =>
     bad(`region ${formatBox(c.region)} has rank ${Math.max(lo.length, hi.length)}, but @${t.name} has rank ${rank}`);
     return;
   }
-  lo.forEach((l, axis) => {
+  for (let axis = 0; axis < rank; axis++) {
+    const l = lo[axis]!;
     const h = hi[axis]!;
     const dim = t.shape[axis]!;
     if (!Number.isInteger(l) || !Number.isInteger(h) || l < 0 || l >= h || h > dim) {
       bad(`region ${formatBox(c.region)} of @${t.name} (${formatShape(t.shape)}): axis ${axis} range ${l}:${h} must satisfy 0 <= lo < hi <= ${dim} with integers`);
     }
-  });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -484,7 +504,7 @@ function checkCast(ctx: Context, op: CastOp): void {
 function checkSync(ctx: Context, op: WaitOp | ArriveOp): void {
   const site = siteOf(op, op.chunk);
   ctx.use(op.chunk, 'chunk', site);
-  ctx.useAffine((op.guard ?? []).map((r) => r.expr), site);
+  ctx.useGuard(op.guard, site);
 }
 
 /** Any yield the loop checker did not take as its body's terminator is out of place. */

@@ -8,7 +8,8 @@
  * and stores with one offset per tensor axis and tiles of the tensor's rank; stores of the tensor's
  * dtype; map operands of one dtype, the second broadcasting to the first; program_id axes inside the
  * grid; chunks between two different ranks with a nonempty region inside the tensor; table orders
- * (one per rank for a rank table) that list every grid tile once; values used only where they are in scope.
+ * (one per rank for a rank table) that list every grid tile once; segment orders whose boxes partition
+ * the grid; values used only where they are in scope.
  */
 import fc from 'fast-check';
 import {
@@ -24,6 +25,7 @@ import {
   UNARY_FNS,
   type AffineExpr,
   type AffineTerm,
+  type Box,
   type ChunkValue,
   type Distribution,
   type DType,
@@ -108,7 +110,7 @@ function gridTiles(grid: readonly number[]): number[][] {
 }
 
 function randomOrder(c: Chooser, grid: readonly number[], ranks: number): TileOrder {
-  switch (c.int(0, 4)) {
+  switch (c.int(0, 5)) {
     case 0:
       return { kind: 'row-major' };
     case 1:
@@ -117,9 +119,28 @@ function randomOrder(c: Chooser, grid: readonly number[], ranks: number): TileOr
       return { kind: 'grouped', groupSize: c.int(1, 8) };
     case 3:
       return { kind: 'table', tiles: c.permutation(gridTiles(grid)) };
-    default:
+    case 4:
       return { kind: 'rank-table', tables: Array.from({ length: ranks }, () => c.permutation(gridTiles(grid))) };
+    default:
+      return { kind: 'segments', groupSize: c.int(1, 8), ranks: Array.from({ length: ranks }, () => c.permutation(partition(c, grid))) };
   }
+}
+
+/**
+ * The grid cut into boxes: bands along a random axis (row bands, say), each band cut again or kept
+ * whole, so that the boxes partition the grid.
+ */
+function partition(c: Chooser, grid: readonly number[]): Box[] {
+  const cut = (b: Box, depth: number): Box[] => {
+    const axes = b.lo.map((_, axis) => axis).filter((axis) => b.hi[axis]! - b.lo[axis]! > 1);
+    if (axes.length === 0 || depth >= 3 || !c.chance(60)) return [b];
+    const axis = c.pick(axes);
+    const at = c.int(b.lo[axis]! + 1, b.hi[axis]! - 1);
+    const below: Box = { lo: [...b.lo], hi: b.hi.map((x, i) => (i === axis ? at : x)) };
+    const above: Box = { lo: b.lo.map((x, i) => (i === axis ? at : x)), hi: [...b.hi] };
+    return [...cut(below, depth + 1), ...cut(above, depth + 1)];
+  };
+  return cut({ lo: grid.map(() => 0), hi: [...grid] }, 0);
 }
 
 function randomDistribution(c: Chooser, rank: number): Distribution {

@@ -5,6 +5,8 @@ import {
   boundingBox,
   boxEquals,
   boxRank,
+  cellGrid,
+  cellRange,
   contains,
   cover,
   disjointUnion,
@@ -179,6 +181,35 @@ describe('unionVolume, disjointUnion, boundingBox', () => {
     expect(boundingBox([box([1, 5], [2, 6]), box([4, 0], [5, 1]), box([-9, -9], [-9, 9])])).toEqual(box([1, 0], [5, 6]));
     expect(boundingBox([])).toBeUndefined();
     expect(boundingBox([box([0], [0])])).toBeUndefined();
+  });
+});
+
+describe('cellGrid', () => {
+  it('cuts the target at the edges of the boxes, each box a range of whole cells', () => {
+    const cells = cellGrid(box([0, 0], [4, 3]), [box([1, 0], [3, 3]), box([3, 0], [4, 1])]);
+    expect(cells).toEqual({ edges: [[0, 1, 3, 4], [0, 1, 3]], sizes: [3, 2], count: 6 });
+    expect(cellRange(cells, box([1, 0], [3, 3]))).toEqual({ lo: [1, 0], hi: [2, 2] });
+    expect(cellRange(cells, box([0, 0], [4, 3]))).toEqual({ lo: [0, 0], hi: [3, 2] });
+    expect(() => cellGrid(box([0], [4]), [box([0, 0], [1, 1])])).toThrow(/rank mismatch/);
+  });
+
+  it('every box is the cells of its range, whose volumes add up to its own (random boxes)', () => {
+    fc.assert(
+      fc.property(boxAndList, ([, target, bs]) => {
+        const inTarget = bs.map((b) => intersect(b, target)).filter((b): b is Box => b !== undefined);
+        const cells = cellGrid(target, inTarget);
+        if (isEmpty(target)) return;
+        expect(cells.count).toBe(cells.sizes.reduce((n, s) => n * s, 1));
+        expect(cells.count).toBeLessThanOrEqual(volume(target));
+        for (const b of inTarget) {
+          const range = cellRange(cells, b);
+          // The range's cells, back in the target's coordinates, are b itself.
+          const lo = range.lo.map((c, axis) => cells.edges[axis]![c]!);
+          const hi = range.hi.map((c, axis) => cells.edges[axis]![c]!);
+          expect({ lo, hi }).toEqual({ lo: [...b.lo], hi: [...b.hi] });
+        }
+      }),
+    );
   });
 });
 

@@ -126,6 +126,7 @@ describe('print', () => {
       'grouped 8',
       'table [[1, 0], [0, 0]]',
       'rank-table [\n      [[0, 0], [1, 0]],\n      [[1, 0], [0, 0]]\n    ]',
+      'segments 8 [\n      [[0:1, 0:1], [1:2, 0:1]],\n      [[0:2, 0:1]]\n    ]',
     ];
     for (const order of orders) {
       const text = `module @m ranks(2) {\n  kernel @k grid(2, 1) order(${order}) {\n  }\n}\n`;
@@ -133,6 +134,30 @@ describe('print', () => {
     }
     const rankTable = parse(`module @m ranks(2) {\n  kernel @k grid(2, 1) order(${orders[4]}) {\n  }\n}\n`);
     expect(rankTable.kernel.scheduler.order).toEqual({ kind: 'rank-table', tables: [[[0, 0], [1, 0]], [[1, 0], [0, 0]]] });
+    const segments = parse(`module @m ranks(2) {\n  kernel @k grid(2, 1) order(${orders[5]}) {\n  }\n}\n`);
+    expect(segments.kernel.scheduler.order).toEqual({
+      kind: 'segments',
+      groupSize: 8,
+      ranks: [
+        [{ lo: [0, 0], hi: [1, 1] }, { lo: [1, 0], hi: [2, 1] }],
+        [{ lo: [0, 0], hi: [2, 1] }],
+      ],
+    });
+  });
+
+  it('prints segments one rank per line, boxes written as chunk regions are', () => {
+    const m = parse(
+      'module @m ranks(2) { kernel @k grid(4, 4) order(segments 2 [[[0:1, 0:4], [1:4, 0:4]], [[3:4, 0:4], [0:3, 0:2], [0:3, 2:4]]]) { } }',
+    );
+    expect(print(m)).toBe(
+      'module @m ranks(2) {\n' +
+        '  kernel @k grid(4, 4) order(segments 2 [\n' +
+        '      [[0:1, 0:4], [1:4, 0:4]],\n' +
+        '      [[3:4, 0:4], [0:3, 0:2], [0:3, 2:4]]\n' +
+        '    ]) {\n' +
+        '  }\n' +
+        '}\n',
+    );
   });
 
   it('quotes names that are not bare words', () => {
@@ -333,7 +358,7 @@ describe('round trip', () => {
       ...['program_id', 'constant', 'load', 'store', 'dot+acc', 'dot-acc', 'map/1', 'map/2', 'reduce', 'cast', 'wait', 'arrive', 'yield'],
       ...['for/0/depth0', 'for/1/depth0', 'for/2/depth0', 'for/0/depth1', 'for/1/depth1', 'for/2/depth1'],
       ...['affine/several-terms', 'affine/negative', 'grid/1', 'grid/2', 'grid/3'],
-      ...['row-major', 'column-major', 'grouped', 'table', 'rank-table'].map((k) => `order/${k}`),
+      ...['row-major', 'column-major', 'grouped', 'table', 'rank-table', 'segments'].map((k) => `order/${k}`),
       ...[1, 2, 3].flatMap((r) =>
         ['f32', 'f16'].flatMap((d) => ['replicated', 'sharded', 'partial'].map((k) => `tensor/${r}/${d}/${k}`)),
       ),
@@ -367,6 +392,8 @@ describe('parse errors', () => {
     ['an unknown chunk kind', 'module @m ranks(2) {\n  tensor @A : f32[4] replicated\n  %c = chunk @A[0:4] from 0 to 1 step 0 move via auto\n}\n', 3, 41, 'a chunk kind (copy or reduce-add)', "'move'"],
     ['a module without a kernel', 'module @m ranks(1) {\n  tensor @A : f32[4] replicated\n}\n', 3, 1, "a declaration ('tensor @name'", "'}'"],
     ['a truncated module', 'module @m ranks(1) {\n  kernel @k grid(1) order(row-major) {\n  }\n', 4, 1, "'}' to close the module", 'end of input'],
+    ['a segment box without its bounds', 'module @m ranks(1) {\n  kernel @k grid(2) order(segments 8 [[[0:1], [1]]]) {\n  }\n}\n', 2, 49, "':' between a region's bounds", "']'"],
+    ['segments without a group size', 'module @m ranks(1) {\n  kernel @k grid(2) order(segments [[[0:2]]]) {\n  }\n}\n', 2, 36, 'a group size (an integer)', "'['"],
     ['text after the module', 'module @m ranks(1) {\n  kernel @k grid(1) order(row-major) {\n  }\n}\n}', 5, 1, 'end of input after the module', "'}'"],
   ];
 

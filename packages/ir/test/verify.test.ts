@@ -153,6 +153,14 @@ describe('verify: module declarations', () => {
     const tables = [[[0, 0], [0, 1], [1, 0], [1, 1]]];
     expect(onlyError(withOrder({ kind: 'rank-table', tables: [...tables, ...tables] }), 'verify/order', 'kernel').message).toMatch(/2 tables, but the module has 1 ranks/);
     expect(verify(withOrder({ kind: 'rank-table', tables }))).toEqual([]);
+    const rows = [{ lo: [1, 0], hi: [2, 2] }, { lo: [0, 0], hi: [1, 2] }];
+    expect(verify(withOrder({ kind: 'segments', groupSize: 8, ranks: [rows] }))).toEqual([]);
+    expect(onlyError(withOrder({ kind: 'segments', groupSize: 8, ranks: [rows, rows] }), 'verify/order', 'kernel').message).toMatch(
+      /2 lists of segments, but the module has 1 ranks/,
+    );
+    expect(onlyError(withOrder({ kind: 'segments', groupSize: 8, ranks: [rows.slice(1)] }), 'verify/order', 'kernel').message).toMatch(
+      /rank 0: segments cover 2 of the 4 tiles .* tile \(1, 0\) is missing/,
+    );
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { castDraft } from 'immer';
-import { error, type AffineExpr, type ChunkDecl, type ChunkSpec, type Diagnostic, type Module, type Op, type Value } from '@syncopate/ir';
+import { deepFreeze, error, type AffineExpr, type ChunkDecl, type ChunkType, type ChunkSpec, type Diagnostic, type Module, type Op, type Value } from '@syncopate/ir';
 import { definePass, editModule, type Pass } from './pass.js';
 
 export const attachPlan: Pass = definePass(
@@ -17,10 +17,12 @@ export const attachPlan: Pass = definePass(
     if (!plan) return E.left([error('plan/missing', 'no chunk plan to attach: compile the kernel with a plan', { op: 'module' })]);
     const problems = planMismatches(module, plan.ranks, plan.chunks);
     if (problems.length > 0) return E.left(problems);
-    const decls = declareChunks(module, plan.chunks);
+    // One new, frozen list rather than pushes onto the draft's: immer then has one value to finalize,
+    // and need not walk the frozen chunks in it.
+    const chunks = deepFreeze([...module.chunks, ...declareChunks(module, plan.chunks)]);
     return E.right(
       editModule(module, (draft) => {
-        draft.chunks.push(...castDraft(decls));
+        draft.chunks = castDraft(chunks);
       }),
     );
   },
@@ -41,6 +43,9 @@ function planMismatches(module: Module, ranks: number, chunks: readonly ChunkSpe
   return problems;
 }
 
+/** Every chunk value's type: one frozen object, rather than one per chunk to freeze. */
+const CHUNK_TYPE: ChunkType = Object.freeze({ kind: 'chunk' });
+
 /** Chunk declarations with ids after every id in the module and names `c<i>` that no value has yet. */
 function declareChunks(module: Module, chunks: readonly ChunkSpec[]): ChunkDecl[] {
   const values = moduleValues(module);
@@ -52,7 +57,7 @@ function declareChunks(module: Module, chunks: readonly ChunkSpec[]): ChunkDecl[
     return `c${nextName++}`;
   };
   return chunks.map((spec) => ({
-    value: { id: nextId++, name: freshName(), type: { kind: 'chunk' } },
+    value: { id: nextId++, name: freshName(), type: CHUNK_TYPE },
     tensor: spec.tensor,
     // Copied, so the module never shares (and immer never freezes) the caller's plan arrays.
     region: { lo: [...spec.region.lo], hi: [...spec.region.hi] },

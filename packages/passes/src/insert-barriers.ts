@@ -6,8 +6,9 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { castDraft } from 'immer';
-import { affineEquals, type AffineRange, type ArriveOp, type Box, type ChunkDecl, type Module, type Op, type WaitOp } from '@syncopate/ir';
+import { affineEquals, deepFreeze, type AffineRange, type ArriveOp, type Box, type ChunkDecl, type Module, type Op, type WaitOp } from '@syncopate/ir';
 import { alignChunks, arrivalTiles, type ChunkUse } from './analysis/align.js';
+import { variableExpr } from './analysis/touch.js';
 import { definePass, editModule, type Pass } from './pass.js';
 
 /** An op to insert into the block at `block` (a path of op indices), before op `before` of it. */
@@ -42,10 +43,17 @@ function dominates(w1: Insertion, w2: Insertion): boolean {
 }
 
 function withoutDominated(waits: Insertion[]): Insertion[] {
+  // Only waits for the same chunk can dominate each other: compare within those, not all pairs.
+  const sameChunk = new Map<number, { wait: Insertion; index: number }[]>();
+  waits.forEach((wait, index) => {
+    const group = sameChunk.get(wait.op.chunk.id);
+    if (group) group.push({ wait, index });
+    else sameChunk.set(wait.op.chunk.id, [{ wait, index }]);
+  });
   return waits.filter(
     (w2, j) =>
-      !waits.some(
-        (w1, i) => i !== j && w1.op.chunk.id === w2.op.chunk.id && dominates(w1, w2) && implies(w2.op.guard ?? [], w1.op.guard ?? []) &&
+      !sameChunk.get(w2.op.chunk.id)!.some(
+        ({ wait: w1, index: i }) => i !== j && dominates(w1, w2) && implies(w2.op.guard ?? [], w1.op.guard ?? []) &&
           // of two identical waits keep the first
           (i < j || !(dominates(w2, w1) && implies(w1.op.guard ?? [], w2.op.guard ?? []))),
       ),
@@ -59,7 +67,7 @@ function tileGuard(module: Module, tiles: Box): AffineRange[] {
     if (op.op !== 'program_id') continue;
     const lo = tiles.lo[op.axis]!;
     const hi = tiles.hi[op.axis]!;
-    if (lo > 0 || hi < module.kernel.grid[op.axis]!) guard.push({ expr: { constant: 0, terms: [{ value: op.result, coeff: 1 }] }, lo, hi });
+    if (lo > 0 || hi < module.kernel.grid[op.axis]!) guard.push({ expr: variableExpr(op.result), lo, hi });
   }
   return guard;
 }
@@ -73,9 +81,12 @@ function placeArrive(module: Module, chunk: ChunkDecl, uses: readonly ChunkUse[]
 /** Rebuilds `ops` (the block at `path`) with the insertions that target it and the blocks inside it. */
 function rebuild(ops: readonly Op[], path: readonly number[], insertions: readonly Insertion[]): Op[] {
   const here = insertions.filter((x) => x.block.length === path.length && x.block.every((v, i) => v === path[i]));
+  // By position, in insertion order: one pass over them, not one per op.
+  const before = Array.from({ length: ops.length + 1 }, (): Op[] => []);
+  for (const x of here) before[x.before]?.push(x.op);
   const out: Op[] = [];
   for (let i = 0; i <= ops.length; i++) {
-    out.push(...here.filter((x) => x.before === i).map((x) => x.op));
+    out.push(...before[i]!);
     const op = ops[i];
     if (!op) continue;
     out.push(op.op === 'for' ? { ...op, body: rebuild(op.body, [...path, i], insertions) } : op);
@@ -86,8 +97,15 @@ function rebuild(ops: readonly Op[], path: readonly number[], insertions: readon
 export function barrierInsertions(module: Module): Insertion[] {
   const alignment = alignChunks(module);
   const waits = withoutDominated(alignment.waits.map(placeWait));
+  // The stores into each chunk, in one pass over them rather than one per chunk.
+  const storesInto = new Map<ChunkDecl, ChunkUse[]>();
+  for (const use of alignment.stores) {
+    const uses = storesInto.get(use.chunk);
+    if (uses) uses.push(use);
+    else storesInto.set(use.chunk, [use]);
+  }
   const arrives = module.chunks.flatMap((chunk) => {
-    const uses = alignment.stores.filter((u) => u.chunk === chunk);
+    const uses = storesInto.get(chunk) ?? [];
     const tiles = arrivalTiles(alignment, chunk);
     return tiles && uses.length > 0 ? [placeArrive(module, chunk, uses, tiles)] : [];
   });
@@ -99,9 +117,11 @@ export const insertBarriers: Pass = definePass(
   'inserts a guarded wait before each first read of a chunk (hoisted out of loops it does not depend on) and an arrive after the last store into it',
   (module) => {
     const insertions = barrierInsertions(module);
+    // Frozen before it joins the draft, so that immer need not walk the new ops to finalize it.
+    const body = deepFreeze(rebuild(module.kernel.body, [], insertions));
     return E.right(
       editModule(module, (draft) => {
-        draft.kernel.body = castDraft(rebuild(module.kernel.body, [], insertions));
+        draft.kernel.body = castDraft(body);
       }),
     );
   },

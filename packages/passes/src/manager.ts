@@ -9,7 +9,10 @@ import { error, hasErrors, print, verify, type Diagnostic, type Module } from '@
 import type { Pass, PassContext } from './pass.js';
 
 export interface PipelineOptions {
-  /** Verify the module before the first pass and after each one (default true). */
+  /**
+   * Verify the module before the first pass and after each one (default true); after a pass that
+   * returns the frozen module it was given, unchanged, the verification before it stands.
+   */
   readonly verifyEach?: boolean;
   /** Print the IR after every pass, or after the passes named. */
   readonly printAfter?: 'all' | readonly string[];
@@ -99,7 +102,10 @@ function runStep(pass: Pass, ctx: PassContext, settings: Settings) {
     return pipe(
       outcome,
       E.mapLeft((ds) => tagWith(pass.name, ds)),
-      E.chain((module) => verifyAfter(pass.name, module, settings)),
+      // As MLIR's pass manager does for a pass that preserves everything: a pass that hands back the
+      // very module it was given, frozen so nothing could have changed it in place, changed nothing,
+      // and that module has just been verified.
+      E.chain((module) => (module === state.module && Object.isFrozen(module) ? E.right(module) : verifyAfter(pass.name, module, settings))),
       E.map((module) => ({
         module,
         dumps: settings.shouldPrint(pass.name) ? [...state.dumps, dump(pass.name, module, settings)] : state.dumps,

@@ -4,7 +4,7 @@
  */
 import type { Either } from 'fp-ts/lib/Either.js';
 import { Immer, type Draft } from 'immer';
-import { SyncopateError, type ChunkPlan, type Diagnostic, type Module } from '@syncopate/ir';
+import { deepFreeze, SyncopateError, type ChunkPlan, type Diagnostic, type Module } from '@syncopate/ir';
 
 /** What every pass of one pipeline run can see besides the module. */
 export interface PassContext {
@@ -35,13 +35,15 @@ export function definePass(name: string, description: string, run: Pass['run']):
 // Re-exported so pass authors need no import of immer to type their draft helpers or add readonly data to a draft.
 export { castDraft, type Draft } from 'immer';
 
-// A private instance, so a caller's `setAutoFreeze(false)` cannot make pass results mutable.
-const immer = new Immer({ autoFreeze: true });
+// A private instance, so a caller's `setAutoFreeze(false)` cannot change what passes return. It does
+// not freeze: immer's own freezing walks every new value a recipe assigns (a pass's new chunks or ops)
+// several times over, and `deepFreeze` below does the same work once, stopping at frozen parts.
+const immer = new Immer({ autoFreeze: false });
 
 /**
  * Returns a new module with `recipe`'s edits applied to a draft of `module`; `module` itself is not
  * touched, parts the recipe leaves alone are shared, and the result is frozen.
  */
 export function editModule(module: Module, recipe: (draft: Draft<Module>) => void): Module {
-  return immer.produce(module, recipe);
+  return deepFreeze(immer.produce(module, recipe));
 }

@@ -3,15 +3,27 @@
  * kernel's tile scheduler. Orders: row-major, column-major, grouped (Triton's L2-friendly order),
  * chunk-arrival (per rank: tiles that need no chunk first, then tiles in the order their last chunk
  * arrives, the tiles of one chunk together; among those, tiles that complete early-step chunks
- * first), or a user function giving each tile of each rank a key.
+ * first), or a user function giving each tile of each rank a key. Chunk-arrival comes out as
+ * `segments` (boxes of tiles per rank) when the tiles of each key form boxes, as a table otherwise.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { castDraft } from 'immer';
-import { error, scheduleTable, type Box, type Module, type TileOrder } from '@syncopate/ir';
+import {
+  cellGrid,
+  cellRange,
+  error,
+  scheduleTable,
+  tileCount,
+  volume,
+  type Box,
+  type ChunkDecl,
+  type Module,
+  type TileOrder,
+} from '@syncopate/ir';
 import { alignChunks, allTiles, arrivalTiles } from './analysis/align.js';
 import { definePass, editModule, type Pass } from './pass.js';
 
-/** Lower keys run first; ties keep the row-major order. */
+/** Lower keys run first; ties keep the grouped order (`groupSize`). */
 export type TileKey = (tile: readonly number[], rank: number) => number;
 
 export type TileOrderOption = 'row-major' | 'column-major' | 'grouped' | 'chunk-arrival' | TileKey;
@@ -22,13 +34,153 @@ export interface ReorderOptions {
   readonly groupSize?: number;
 }
 
-/** Row-major linear index of every tile in `box` of a grid with row-major `strides`. */
-function forEachTileIn(box: Box, strides: readonly number[], visit: (index: number) => void): void {
+/** Row-major linear index of every point of `box` in a grid with row-major `strides`. */
+function forEachIndexIn(box: Box, strides: readonly number[], visit: (index: number) => void): void {
   const walk = (axis: number, base: number) => {
     if (axis === box.lo.length) return visit(base);
     for (let x = box.lo[axis]!; x < box.hi[axis]!; x++) walk(axis + 1, base + x * strides[axis]!);
   };
   walk(0, 0);
+}
+
+function rowMajorStrides(sizes: readonly number[]): number[] {
+  return sizes.map((_, i) => sizes.slice(i + 1).reduce((a, b) => a * b, 1));
+}
+
+/** A tile box that sets a chunk-arrival key: `last` for the tiles that wait for a chunk, `send` for those that arrive at one. */
+interface KeyBox {
+  readonly tiles: Box;
+  readonly value: number;
+}
+
+/**
+ * What the chunk-arrival keys need of the plan, computed once per module: chunks in arrival order,
+ * the distinct steps, and per rank the tile boxes that set each key.
+ */
+interface ArrivalPlan {
+  /** `place − 1` → plan index, for the chunks sorted by (step, plan index). */
+  readonly byArrival: Int32Array;
+  /** The chunks' distinct steps, ascending. */
+  readonly steps: readonly number[];
+  /** Per rank: for each chunk delivered there, the tiles that wait for it, with its place (1-based). */
+  readonly waits: readonly KeyBox[][];
+  /** Per rank: for each chunk it sends, the tiles that arrive at it, with the index of its step in `steps`. */
+  readonly sends: readonly KeyBox[][];
+}
+
+const arrivalPlans = new WeakMap<Module, ArrivalPlan>();
+
+function arrivalPlan(module: Module): ArrivalPlan {
+  const cached = arrivalPlans.get(module);
+  if (cached) return cached;
+  const chunks = module.chunks;
+  const byArrival = Int32Array.from(chunks.keys()).sort((a, b) => chunks[a]!.step - chunks[b]!.step || a - b);
+  const place = new Map<ChunkDecl, number>();
+  byArrival.forEach((c, i) => place.set(chunks[c]!, i + 1));
+  const steps = [...new Set(chunks.map((c) => c.step))].sort((a, b) => a - b);
+  const alignment = alignChunks(module);
+  const waits = Array.from({ length: module.ranks }, (): KeyBox[] => []);
+  for (const use of alignment.waits) waits[use.chunk.dst]?.push({ tiles: use.tiles, value: place.get(use.chunk)! });
+  const sends = Array.from({ length: module.ranks }, (): KeyBox[] => []);
+  for (const c of chunks) {
+    const tiles = arrivalTiles(alignment, c);
+    if (tiles) sends[c.src]?.push({ tiles, value: steps.indexOf(c.step) });
+  }
+  const plan = { byArrival, steps, waits, sends };
+  arrivalPlans.set(module, plan);
+  return plan;
+}
+
+/**
+ * A rank's chunk-arrival keys by cell. The grid is cut along each axis at every edge of the tile boxes
+ * that set a key, so all tiles of a cell share their keys; GEMM chunks are bands of rows of tiles, so
+ * a rank has a handful of cells rather than thousands of tiles, and never more cells than tiles.
+ * `last` is the place in arrival order (1-based) of the chunk that arrives last for the cell's tiles,
+ * 0 when they wait for none; `send` is the index in `steps` of the earliest step of a chunk they help
+ * complete, `steps.length` when none.
+ */
+interface RankCells {
+  /**
+   * Per axis, the cells' edges in tile coordinates: 0 first, the grid's size last. As `Int32Array`s:
+   * tile coordinates are small integers, and one array type keeps the code that reads them from being
+   * recompiled when some arrive as doubles.
+   */
+  readonly edges: readonly Int32Array[];
+  /** Cells per axis. */
+  readonly sizes: readonly number[];
+  /** Per cell, row-major over the cells. */
+  readonly last: Int32Array;
+  readonly send: Int32Array;
+  /** Bounds on the keys: `last < lastSize`, `send < sendSize`. */
+  readonly lastSize: number;
+  readonly sendSize: number;
+}
+
+function rankCells(module: Module, rank: number): RankCells {
+  const plan = arrivalPlan(module);
+  const grid = module.kernel.grid;
+  const waits = clipped(plan.waits[rank] ?? [], grid);
+  const sends = clipped(plan.sends[rank] ?? [], grid);
+  const boxes: Box[] = [];
+  for (const k of waits) boxes.push(k.tiles);
+  for (const k of sends) boxes.push(k.tiles);
+  const cells = cellGrid({ lo: grid.map(() => 0), hi: [...grid] }, boxes);
+  const strides = rowMajorStrides(cells.sizes);
+  const last = new Int32Array(cells.count);
+  const send = new Int32Array(cells.count).fill(plan.steps.length);
+  for (const { tiles, value } of waits) {
+    forEachIndexIn(cellRange(cells, tiles), strides, (at) => {
+      if (value > last[at]!) last[at] = value;
+    });
+  }
+  for (const { tiles, value } of sends) {
+    forEachIndexIn(cellRange(cells, tiles), strides, (at) => {
+      if (value < send[at]!) send[at] = value;
+    });
+  }
+  const edges = cells.edges.map((e) => Int32Array.from(e));
+  return { edges, sizes: cells.sizes, last, send, lastSize: module.chunks.length + 1, sendSize: plan.steps.length + 1 };
+}
+
+/** The boxes clipped to the grid, empty ones dropped: they set no tile's key. */
+function clipped(keyed: readonly KeyBox[], grid: readonly number[]): KeyBox[] {
+  const out: KeyBox[] = [];
+  for (const k of keyed) {
+    const { lo, hi } = k.tiles;
+    let inside = true;
+    for (let axis = 0; axis < grid.length; axis++) inside &&= lo[axis]! >= 0 && lo[axis]! < hi[axis]! && hi[axis]! <= grid[axis]!;
+    if (inside) {
+      out.push(k);
+      continue;
+    }
+    const clippedLo = lo.map((x) => Math.max(0, x));
+    const clippedHi = hi.map((x, axis) => Math.min(grid[axis]!, x));
+    if (clippedLo.every((x, axis) => x < clippedHi[axis]!)) out.push({ tiles: { lo: clippedLo, hi: clippedHi }, value: k.value });
+  }
+  return out;
+}
+
+/** The cells' keys spread over the tiles (row-major index): the tile-by-tile form of `RankCells`. */
+function tileKeys(cells: RankCells, grid: readonly number[]): { last: Int32Array; send: Int32Array } {
+  // Per axis, each tile coordinate's cell.
+  const cellAt = cells.edges.map((e, axis) => {
+    const at = new Int32Array(grid[axis]!);
+    for (let c = 0; c + 1 < e.length; c++) at.fill(c, e[c]!, e[c + 1]!);
+    return at;
+  });
+  const strides = rowMajorStrides(cells.sizes);
+  const n = tileCount(grid);
+  const last = new Int32Array(n);
+  const send = new Int32Array(n);
+  const coord = new Int32Array(grid.length);
+  for (let at = 0; at < n; at++) {
+    let cell = 0;
+    for (let axis = 0; axis < grid.length; axis++) cell += cellAt[axis]![coord[axis]!]! * strides[axis]!;
+    last[at] = cells.last[cell]!;
+    send[at] = cells.send[cell]!;
+    for (let axis = grid.length - 1; axis >= 0 && ++coord[axis]! === grid[axis]!; axis--) coord[axis] = 0;
+  }
+  return { last, send };
 }
 
 /**
@@ -37,64 +189,73 @@ function forEachTileIn(box: Box, strides: readonly number[], visit: (index: numb
  * of a chunk it helps complete (Infinity: none), so that producers of early chunks run early.
  */
 export function tileArrivals(module: Module, rank: number): { step: Int32Array; chunk: Int32Array; sends: Float64Array } {
-  const grid = module.kernel.grid;
-  const n = grid.reduce((a, b) => a * b, 1);
-  const strides = grid.map((_, i) => grid.slice(i + 1).reduce((a, b) => a * b, 1));
-  const step = new Int32Array(n);
-  const chunk = new Int32Array(n).fill(-1);
-  const sends = new Float64Array(n).fill(Infinity);
-  const alignment = alignChunks(module);
-  for (const use of alignment.waits) {
-    if (use.chunk.dst !== rank) continue;
-    const arrival = use.chunk.step + 1;
-    const planIndex = module.chunks.indexOf(use.chunk);
-    forEachTileIn(use.tiles, strides, (at) => {
-      if (arrival > step[at]! || (arrival === step[at] && planIndex > chunk[at]!)) {
-        step[at] = arrival;
-        chunk[at] = planIndex;
-      }
-    });
-  }
-  for (const c of module.chunks) {
-    const box = c.src === rank ? arrivalTiles(alignment, c) : undefined;
-    if (box) forEachTileIn(box, strides, (at) => (sends[at] = Math.min(sends[at]!, c.step)));
-  }
+  const plan = arrivalPlan(module);
+  const { last, send } = tileKeys(rankCells(module, rank), module.kernel.grid);
+  const chunk = Int32Array.from(last, (place) => (place === 0 ? -1 : plan.byArrival[place - 1]!));
+  const step = Int32Array.from(chunk, (c) => (c < 0 ? 0 : module.chunks[c]!.step + 1));
+  const sends = Float64Array.from(send, (r) => plan.steps[r] ?? Infinity);
   return { step, chunk, sends };
 }
 
+/** A column of small integer keys, each in `[0, size)`. */
+interface KeyColumn {
+  readonly values: Int32Array;
+  readonly size: number;
+}
+
 /**
- * Tile indices sorted by integer key columns (lexicographic, lower first; Infinity sorts last), ties
- * kept in `baseOrder`. Keys take few values (steps, chunks), so a counting sort over the packed key
- * does it in linear time: tables hold every tile of every rank, and compile time matters.
+ * Tile indices sorted by integer key columns (lexicographic, lower first), ties kept in `baseOrder`:
+ * a radix sort, one stable counting pass per column from the last, so linear in tiles and key sizes.
  */
-function sortTilesByIntegerKeys(baseOrder: Int32Array, keys: readonly ArrayLike<number>[]): Int32Array {
-  const count = baseOrder.length;
-  const columns = keys.map((column) => {
-    let lo = Infinity;
-    let hi = -Infinity;
-    for (let i = 0; i < count; i++) {
-      const v = column[i]!;
-      if (v !== Infinity) (lo = Math.min(lo, v)), (hi = Math.max(hi, v));
+function sortTilesByKeyColumns(baseOrder: Int32Array, columns: readonly KeyColumn[]): Int32Array {
+  let order = baseOrder;
+  for (let c = columns.length - 1; c >= 0; c--) {
+    const { values, size } = columns[c]!;
+    const start = new Int32Array(size + 1);
+    for (let i = 0; i < order.length; i++) start[values[order[i]!]! + 1]!++;
+    for (let b = 1; b <= size; b++) start[b]! += start[b - 1]!;
+    const next = new Int32Array(order.length);
+    for (let i = 0; i < order.length; i++) {
+      const tile = order[i]!;
+      next[start[values[tile]!]!++] = tile;
     }
-    if (lo === Infinity) lo = hi = 0;
-    return { lo, infinity: hi - lo + 1, size: hi - lo + 2 };
-  });
-  const packed = new Int32Array(count);
-  for (let i = 0; i < count; i++) {
-    let p = 0;
-    for (let c = 0; c < keys.length; c++) {
-      const v = keys[c]![i]!;
-      const col = columns[c]!;
-      p = p * col.size + (v === Infinity ? col.infinity : v - col.lo);
-    }
-    packed[i] = p;
+    order = next;
   }
-  const buckets = new Int32Array(columns.reduce((n, c) => n * c.size, 1) + 1);
-  for (let i = 0; i < count; i++) buckets[packed[i]! + 1]!++;
-  for (let b = 1; b < buckets.length; b++) buckets[b]! += buckets[b - 1]!;
-  const sorted = new Int32Array(count);
-  for (const tile of baseOrder) sorted[buckets[packed[tile]!]!++] = tile;
-  return sorted;
+  return order;
+}
+
+/**
+ * The tiles of each key (`last`, then `send`) as one box, in key order; undefined as soon as the tiles
+ * of some key are not a whole box (fewer than their bounding box holds). One pass over the cells.
+ */
+function keyBoxes(cells: RankCells): Box[] | undefined {
+  const { edges, sizes, last, send, sendSize } = cells;
+  const groups = new Map<number, { tiles: number; lo: number[]; hi: number[] }>();
+  const coord = new Int32Array(sizes.length);
+  for (let at = 0; at < last.length; at++) {
+    const key = last[at]! * sendSize + send[at]!;
+    let group = groups.get(key);
+    // Bounds start at the grid's far corner and its origin: small integers keep the arrays unboxed.
+    if (group === undefined) groups.set(key, (group = { tiles: 0, lo: Array.from(edges, (e) => e[e.length - 1]!), hi: Array.from(edges, () => 0) }));
+    let tiles = 1;
+    for (let axis = 0; axis < sizes.length; axis++) {
+      const from = edges[axis]![coord[axis]!]!;
+      const to = edges[axis]![coord[axis]! + 1]!;
+      tiles *= to - from;
+      group.lo[axis] = Math.min(group.lo[axis]!, from);
+      group.hi[axis] = Math.max(group.hi[axis]!, to);
+    }
+    group.tiles += tiles;
+    for (let axis = sizes.length - 1; axis >= 0 && ++coord[axis]! === sizes[axis]!; axis--) coord[axis] = 0;
+  }
+  const boxes: Box[] = [];
+  for (const key of [...groups.keys()].sort((a, b) => a - b)) {
+    const { tiles, lo, hi } = groups.get(key)!;
+    const box = { lo, hi };
+    if (volume(box) !== tiles) return undefined;
+    boxes.push(box);
+  }
+  return boxes;
 }
 
 /** Tile indices sorted by a user's key (any numbers), ties kept in `baseOrder`. */
@@ -114,25 +275,72 @@ function perRank(module: Module, indicesFor: (rank: number) => Int32Array): Tile
   return Object.freeze(same ? { kind: 'table', tiles: tables[0]! } : { kind: 'rank-table', tables });
 }
 
-/** Row-major tile indices in the grouped order: the order inside one key. */
-function groupedOrder(grid: readonly number[]): Int32Array {
-  return Int32Array.from(scheduleTable({ kind: 'grouped', groupSize: 8 }, grid), (t) => t.reduce((at, x, axis) => at * grid[axis]! + x, 0));
+/**
+ * Each rank's boxes as one order: `grouped` when every rank has one box, the whole grid (the same
+ * tiles in the same order); otherwise `segments`, ranks that agree sharing one frozen list.
+ */
+function segmentOrder(perRankBoxes: readonly Box[][], groupSize: number): TileOrder {
+  if (perRankBoxes.every((boxes) => boxes.length === 1)) return Object.freeze({ kind: 'grouped', groupSize });
+  const lists: (readonly Box[])[] = [];
+  const ranks = perRankBoxes.map((boxes) => {
+    const same = lists.find((list) => list.length === boxes.length && list.every((b, i) => sameBounds(b, boxes[i]!)));
+    if (same) return same;
+    const list = Object.freeze(boxes.map((b) => Object.freeze({ lo: Object.freeze(b.lo), hi: Object.freeze(b.hi) })));
+    lists.push(list);
+    return list;
+  });
+  return Object.freeze({ kind: 'segments', groupSize, ranks: Object.freeze(ranks) });
 }
 
+/** The same bounds (the boxes here are never empty, so that is the same tiles). */
+function sameBounds(a: Box, b: Box): boolean {
+  return a.lo.every((x, i) => x === b.lo[i]) && a.hi.every((x, i) => x === b.hi[i]);
+}
+
+/** Row-major tile indices in the grouped order: the order inside one key. */
+function groupedOrder(grid: readonly number[], groupSize: number): Int32Array {
+  return Int32Array.from(scheduleTable({ kind: 'grouped', groupSize }, grid), (t) => t.reduce((at, x, axis) => at * grid[axis]! + x, 0));
+}
+
+/**
+ * The order `options` asks for. Chunk-arrival sorts each rank's tiles by (the chunk that arrives last
+ * for the tile, the earliest step of a chunk it helps complete). Where, on every rank, the tiles of
+ * each key form a box, as when chunks are whole rows of tiles, the order is written as `segments`:
+ * those boxes in key order, each walked in the grouped order of `groupSize` counted from the box's
+ * first row, so neither building nor checking it goes tile by tile (ranks with the same boxes share
+ * one list; when every rank's one box is the whole grid, it is just `grouped`). Otherwise it is written
+ * tile by tile, ties kept in the grouped order of the whole grid (`rank-table`, or `table` when all
+ * ranks agree). The two agree wherever each box's rows start at a multiple of `groupSize` or fit in
+ * one band of it, as the benchmarks' shards do.
+ */
 export function chooseTileOrder(module: Module, options: ReorderOptions): TileOrder {
   const order = options.order ?? 'chunk-arrival';
   const groupSize = options.groupSize ?? 8;
   if (order === 'row-major' || order === 'column-major') return { kind: order };
   if (order === 'grouped') return { kind: 'grouped', groupSize };
-  const base = groupedOrder(module.kernel.grid);
+  const grid = module.kernel.grid;
   if (typeof order === 'function') {
-    const tiles = allTiles(module.kernel.grid);
+    const tiles = allTiles(grid);
+    const base = groupedOrder(grid, groupSize);
     return perRank(module, (rank) => sortTilesByKey(base, Float64Array.from(tiles, (t) => order(t, rank))));
   }
+  const cells = Array.from({ length: module.ranks }, (_, rank) => rankCells(module, rank));
+  const boxes: Box[][] = [];
+  for (const rankCells of cells) {
+    const rankBoxes = keyBoxes(rankCells);
+    if (!rankBoxes) break;
+    boxes.push(rankBoxes);
+  }
+  if (boxes.length === module.ranks) return segmentOrder(boxes, groupSize);
+  // Within one chunk's tiles, the grouped order keeps the L2 reuse of the grouped schedule.
+  const base = groupedOrder(grid, groupSize);
   return perRank(module, (rank) => {
-    const { step, chunk, sends } = tileArrivals(module, rank);
-    // Within one chunk's tiles, the grouped order keeps the L2 reuse of the grouped schedule.
-    return sortTilesByIntegerKeys(base, [step, chunk, sends]);
+    const { lastSize, sendSize } = cells[rank]!;
+    const { last, send } = tileKeys(cells[rank]!, grid);
+    return sortTilesByKeyColumns(base, [
+      { values: last, size: lastSize },
+      { values: send, size: sendSize },
+    ]);
   });
 }
 

@@ -103,6 +103,18 @@ describe('runPipeline', () => {
     expect(first).not.toHaveBeenCalled();
   });
 
+  it('does not verify again after a pass that hands back the frozen module it was given', () => {
+    const verifier = vi.fn((_: Module): Diagnostic[] => []);
+    const identity = definePass('identity', 'changes nothing', (m) => E.right(m));
+    expectRight(runPipeline([identity, renamePass('rename', '_x'), identity], kernel, ctx, { verifier }));
+    // The input, then the rename; not the identities.
+    expect(verifier.mock.calls.map(([m]) => m.name)).toEqual(['gemm', 'gemm_x']);
+    // A module that is not frozen could have been changed in place: it is verified again.
+    verifier.mockClear();
+    expectRight(runPipeline([identity], structuredClone(kernel), ctx, { verifier }));
+    expect(verifier).toHaveBeenCalledTimes(2);
+  });
+
   it('lets an invalid module through when verifyEach is false', () => {
     const rejectBroken = (m: Module): Diagnostic[] => (m.name.endsWith('_broken') ? [error('verify/test', 'broken')] : []);
     const result = expectRight(runPipeline([renamePass('breaks', '_broken')], kernel, ctx, { verifyEach: false, verifier: rejectBroken }));

@@ -29,11 +29,18 @@ export interface AccessSite {
   readonly path: readonly number[];
 }
 
-const sitesCache = new WeakMap<Module, readonly AccessSite[]>();
+/** Sites by kernel body, then by tensor list: what they are made of, so a pass that changes neither keeps them. */
+const sitesCache = new WeakMap<readonly Op[], WeakMap<readonly TensorDecl[], readonly AccessSite[]>>();
 
-/** All loads and stores of the module's kernel, in program order. Memoised per (immutable) module. */
+/**
+ * All loads and stores of the module's kernel, in program order. Memoised per (immutable) kernel body
+ * and tensor list, so modules that share both (as passes' results do when they change only the tile
+ * order) share their sites too.
+ */
 export function accessSites(module: Module): readonly AccessSite[] {
-  const cached = sitesCache.get(module);
+  const byTensors = sitesCache.get(module.kernel.body) ?? new WeakMap<readonly TensorDecl[], readonly AccessSite[]>();
+  sitesCache.set(module.kernel.body, byTensors);
+  const cached = byTensors.get(module.tensors);
   if (cached) return cached;
   const tensors = new Map(module.tensors.map((t) => [t.name, t]));
   const sites: AccessSite[] = [];
@@ -52,7 +59,7 @@ export function accessSites(module: Module): readonly AccessSite[] {
     });
   };
   walk(module.kernel.body, [], []);
-  sitesCache.set(module, sites);
+  byTensors.set(module.tensors, sites);
   return sites;
 }
 

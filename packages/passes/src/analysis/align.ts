@@ -31,14 +31,22 @@ export interface Alignment {
   readonly producers: ReadonlyMap<number, number>;
 }
 
-const alignmentCache = new WeakMap<Module, Alignment>();
+/**
+ * Alignments by chunk list, each with what else it was computed from: the sites (kernel body and
+ * tensors) and the grid. Passes that leave those alone (`reorder-tiles` changes only the tile order)
+ * hand on modules that share them, so the passes after need not align again.
+ */
+const alignmentCache = new WeakMap<readonly ChunkDecl[], { readonly sites: readonly AccessSite[]; readonly grid: readonly number[]; readonly alignment: Alignment }[]>();
 
 export function alignChunks(module: Module): Alignment {
-  const cached = alignmentCache.get(module);
-  if (cached) return cached;
+  const sites = accessSites(module);
+  const entries = alignmentCache.get(module.chunks) ?? [];
+  alignmentCache.set(module.chunks, entries);
+  const cached = entries.find((e) => e.sites === sites && e.grid === module.kernel.grid);
+  if (cached) return cached.alignment;
   const waits: ChunkUse[] = [];
   const stores: ChunkUse[] = [];
-  for (const site of accessSites(module)) {
+  for (const site of sites) {
     for (const chunk of module.chunks) {
       if (chunk.tensor !== site.tensor.name) continue;
       const t = touch(module, site, chunk.region);
@@ -46,28 +54,46 @@ export function alignChunks(module: Module): Alignment {
       (site.kind === 'load' ? waits : stores).push({ site, chunk, ...t });
     }
   }
+  const arrivals = arrivalBoxes(module.chunks, stores);
   const producers = new Map<number, number>();
   for (const chunk of module.chunks) {
-    const uses = stores.filter((u) => u.chunk === chunk);
-    producers.set(chunk.value.id, countTiles(uses));
+    const box = arrivals.get(chunk);
+    producers.set(chunk.value.id, box ? volume(box) : 0);
   }
   const alignment = { waits, stores, producers };
-  alignmentCache.set(module, alignment);
+  arrivalsOf.set(alignment, arrivals);
+  entries.push({ sites, grid: module.kernel.grid, alignment });
   return alignment;
 }
 
 /**
- * Tiles that arrive at the chunk: those in the bounding box of its stores' tile boxes. Barrier
+ * Tiles that arrive at each chunk: those in the bounding box of its stores' tile boxes. Barrier
  * insertion guards the chunk's one arrive per tile with exactly this box, so the count and the
- * arrives agree even where the box is larger than the tiles that store into the chunk.
+ * arrives agree even where the box is larger than the tiles that store into the chunk. One pass over
+ * the stores, not one per chunk.
  */
-function countTiles(uses: readonly ChunkUse[]): number {
-  const box = boundingBox(uses.map((u) => u.tiles));
-  return box ? volume(box) : 0;
+function arrivalBoxes(chunks: readonly ChunkDecl[], stores: readonly ChunkUse[]): Map<ChunkDecl, Box> {
+  const tiles = new Map<ChunkDecl, Box[]>();
+  for (const use of stores) {
+    const boxes = tiles.get(use.chunk);
+    if (boxes) boxes.push(use.tiles);
+    else tiles.set(use.chunk, [use.tiles]);
+  }
+  const arrivals = new Map<ChunkDecl, Box>();
+  for (const chunk of chunks) {
+    const box = boundingBox(tiles.get(chunk) ?? []);
+    if (box) arrivals.set(chunk, box);
+  }
+  return arrivals;
 }
 
-/** The tile box an arrive at `chunk` is guarded by (see `countTiles`); undefined if no store meets it. */
+const arrivalsOf = new WeakMap<Alignment, Map<ChunkDecl, Box>>();
+
+/** The tile box an arrive at `chunk` is guarded by (see `arrivalBoxes`); undefined if no store meets it. */
 export function arrivalTiles(alignment: Alignment, chunk: ChunkDecl): Box | undefined {
+  const known = arrivalsOf.get(alignment);
+  if (known) return known.get(chunk);
+  // An alignment made elsewhere (a test's, say): work it out.
   return boundingBox(alignment.stores.filter((u) => u.chunk === chunk).map((u) => u.tiles));
 }
 

@@ -5,7 +5,7 @@
  * program id or loop variable (the guards barrier insertion puts on waits and arrives); the ranges on
  * program ids give the box of tiles that touch the region.
  */
-import { affine, evalAffine, type AffineExpr, type AffineRange, type Box, type Module } from '@syncopate/ir';
+import { affine, deepFreeze, evalAffine, type AffineExpr, type AffineRange, type Box, type IndexValue, type Module, type Op, type ProgramIdOp } from '@syncopate/ir';
 import type { AccessSite } from './access-sites.js';
 import { narrow, siteDomains, type Domain } from './domains.js';
 
@@ -20,17 +20,41 @@ export interface Touch {
 
 /** Range of `v` for which `coeff·v + k ∈ [lo, hi)`. */
 function solveForVariable(coeff: number, k: number, lo: number, hi: number): [number, number] {
+  // `+ 0` turns the -0 that `Math.ceil` gives for a small negative quotient into 0.
   return coeff > 0
-    ? [Math.ceil((lo - k) / coeff), Math.ceil((hi - k) / coeff)]
+    ? [Math.ceil((lo - k) / coeff) + 0, Math.ceil((hi - k) / coeff) + 0]
     : [Math.floor((hi - k) / coeff) + 1, Math.floor((lo - k) / coeff) + 1];
+}
+
+const variableExprs = new WeakMap<IndexValue, AffineExpr>();
+
+/**
+ * `affine(v)`, the expression `v` alone, frozen and made once per value: guards name the same program
+ * id or loop variable over and over, and the IR is immutable, so one object serves them all.
+ */
+export function variableExpr(v: IndexValue): AffineExpr {
+  let e = variableExprs.get(v);
+  if (e === undefined) variableExprs.set(v, (e = deepFreeze(affine(v))));
+  return e;
+}
+
+/** `siteDomains` per site and grid: alignment asks once per chunk, and the answer is the same. */
+const domainsCache = new WeakMap<AccessSite, { readonly grid: readonly number[]; readonly domains: ReadonlyMap<number, Domain> }>();
+
+function domainsOf(module: Module, site: AccessSite): ReadonlyMap<number, Domain> {
+  const cached = domainsCache.get(site);
+  if (cached?.grid === module.kernel.grid) return cached.domains;
+  const domains = siteDomains(module, site);
+  domainsCache.set(site, { grid: module.kernel.grid, domains });
+  return domains;
 }
 
 /** How `site` touches `region` of its tensor; undefined when no execution of it ever does. */
 export function touch(module: Module, site: AccessSite, region: Box): Touch | undefined {
-  const domains = siteDomains(module, site);
+  const domains = domainsOf(module, site);
   const narrowed = new Map<number, Domain>();
   const guard: AffineRange[] = [];
-  const variables = new Map<number, AffineExpr>();
+  const variables = new Map<number, IndexValue>();
   let exact = true;
   for (let a = 0; a < site.offsets.length; a++) {
     const e = site.offsets[a]!;
@@ -48,9 +72,9 @@ export function touch(module: Module, site: AccessSite, region: Box): Touch | un
     const { value, coeff } = e.terms[0]!;
     const [vlo, vhi] = solveForVariable(coeff, e.constant, lo, hi);
     const domain = narrowed.get(value.id) ?? domains.get(value.id);
-    variables.set(value.id, affine(value));
+    variables.set(value.id, value);
     if (!domain) {
-      guard.push({ expr: affine(value), lo: vlo, hi: vhi });
+      guard.push({ expr: variableExpr(value), lo: vlo, hi: vhi });
       continue;
     }
     const d = narrow(domain, vlo, vhi);
@@ -59,16 +83,25 @@ export function touch(module: Module, site: AccessSite, region: Box): Touch | un
   }
   for (const [id, d] of narrowed) {
     const full = domains.get(id)!;
-    if (d.lo !== full.lo || d.hi !== full.hi) guard.unshift({ expr: variables.get(id)!, lo: d.lo, hi: d.hi });
+    if (d.lo !== full.lo || d.hi !== full.hi) guard.unshift({ expr: variableExpr(variables.get(id)!), lo: d.lo, hi: d.hi });
   }
   return { guard, tiles: tileBox(module, narrowed), exact };
+}
+
+/** The kernel's program ids, by body: `tileBox` runs once per site and chunk. */
+const programIdsCache = new WeakMap<readonly Op[], readonly ProgramIdOp[]>();
+
+function programIds(module: Module): readonly ProgramIdOp[] {
+  const body = module.kernel.body;
+  let ids = programIdsCache.get(body);
+  if (ids === undefined) programIdsCache.set(body, (ids = body.filter((op): op is ProgramIdOp => op.op === 'program_id')));
+  return ids;
 }
 
 function tileBox(module: Module, narrowed: Map<number, Domain>): Box {
   const lo = module.kernel.grid.map(() => 0);
   const hi = [...module.kernel.grid];
-  for (const op of module.kernel.body) {
-    if (op.op !== 'program_id') continue;
+  for (const op of programIds(module)) {
     const d = narrowed.get(op.result.id);
     if (d) {
       lo[op.axis] = Math.max(lo[op.axis]!, d.lo);

@@ -5,53 +5,129 @@
  * Each diagnostic names the chunk, the tile and the region.
  */
 import {
+  contains,
   cover,
   error,
   formatBox,
   intersect,
+  overlaps,
   ownedBox,
   subtractAll,
+  volume,
   type Box,
   type ChunkDecl,
   type Diagnostic,
   type Module,
+  type TensorDecl,
 } from '@syncopate/ir';
 import { accessSites } from './access-sites.js';
 import { alignChunks, tilesMeet } from './align.js';
-import { siteRegions } from './read-regions.js';
+import { siteRegions, type TileClassRegion } from './read-regions.js';
 
 const describeChunk = (c: ChunkDecl) =>
   `%${c.value.name} (@${c.tensor}${formatBox(c.region)} from rank ${c.src} to rank ${c.dst} at step ${c.step})`;
 const chunkWhere = (c: ChunkDecl) => ({ op: 'chunk' as const, value: c.value.name });
 
-function owned(module: Module, tensor: string, rank: number): Box | undefined {
-  const t = module.tensors.find((x) => x.name === tensor);
-  return t && ownedBox(t.shape, t.distribution, module.ranks, rank);
+/**
+ * What the checks look up chunk by chunk, made once per module: the chunks landing in each rank's copy
+ * of each tensor (in plan order, with each chunk's place there), so that checks comparing chunks look
+ * only at those landing in the same place rather than at all pairs of the plan; and what each rank
+ * owns of each tensor.
+ */
+interface PlanIndex {
+  /** Tensor → destination rank → the chunks landing there, in plan order. */
+  readonly landing: ReadonlyMap<string, ReadonlyMap<number, readonly ChunkDecl[]>>;
+  /** Each chunk's place in its landing list. */
+  readonly place: ReadonlyMap<ChunkDecl, number>;
+  /** Tensor → rank → what the rank owns (`ownedBox`). */
+  readonly owned: ReadonlyMap<string, readonly Box[]>;
+  readonly tensors: ReadonlyMap<string, TensorDecl>;
 }
 
-/** Every element a load reads that its rank does not own is delivered into that rank by some chunk. */
+const planIndexes = new WeakMap<Module, PlanIndex>();
+
+function planIndex(module: Module): PlanIndex {
+  const cached = planIndexes.get(module);
+  if (cached) return cached;
+  const landing = new Map<string, Map<number, ChunkDecl[]>>();
+  const place = new Map<ChunkDecl, number>();
+  for (const chunk of module.chunks) {
+    const byRank = landing.get(chunk.tensor) ?? new Map<number, ChunkDecl[]>();
+    landing.set(chunk.tensor, byRank);
+    const list = byRank.get(chunk.dst) ?? [];
+    byRank.set(chunk.dst, list);
+    place.set(chunk, list.length);
+    list.push(chunk);
+  }
+  const tensors = new Map(module.tensors.map((t) => [t.name, t]));
+  const owned = new Map(
+    module.tensors.map((t) => [t.name, Array.from({ length: module.ranks }, (_, rank) => ownedBox(t.shape, t.distribution, module.ranks, rank))]),
+  );
+  const index = { landing, place, owned, tensors };
+  planIndexes.set(module, index);
+  return index;
+}
+
+/** The chunks landing in `rank`'s copy of `tensor`, in plan order. */
+function landingIn(index: PlanIndex, tensor: string, rank: number): readonly ChunkDecl[] {
+  return index.landing.get(tensor)?.get(rank) ?? [];
+}
+
+/** What `rank` owns of `tensor`; undefined for an unknown tensor. */
+function owned(module: Module, index: PlanIndex, tensor: string, rank: number): Box | undefined {
+  const t = index.tensors.get(tensor);
+  return t && (index.owned.get(tensor)![rank] ?? ownedBox(t.shape, t.distribution, module.ranks, rank));
+}
+
+/**
+ * Whether `boxes` cover `target` once over: each inside it, no two overlapping, their volumes adding
+ * up to its. Enough to know nothing is missing, and cheaper than cutting `target` by each box.
+ */
+function partitions(target: Box, boxes: readonly Box[]): boolean {
+  let covered = 0;
+  for (let i = 0; i < boxes.length; i++) {
+    if (!contains(target, boxes[i]!)) return false;
+    for (let j = 0; j < i; j++) if (overlaps(boxes[i]!, boxes[j]!)) return false;
+    covered += volume(boxes[i]!);
+  }
+  return covered === volume(target);
+}
+
+/**
+ * Every element a load reads that its rank does not own is delivered into that rank by some chunk.
+ * Per rank, what it neither owns nor receives is worked out once (usually nothing); only when some is
+ * left are the load's tile classes (one per row of tiles, say) checked against it, so a plan that
+ * covers everything costs no work per tile class.
+ */
 export function checkCoverage(module: Module): Diagnostic[] {
   const out: Diagnostic[] = [];
+  let index: PlanIndex | undefined;
   for (const site of accessSites(module)) {
     if (site.kind !== 'load' || site.tensor.distribution.kind !== 'sharded') continue;
-    const classes = siteRegions(module, site);
+    const tensorBox: Box = { lo: site.tensor.shape.map(() => 0), hi: [...site.tensor.shape] };
+    let classes: TileClassRegion[] | undefined;
+    index ??= planIndex(module);
     for (let rank = 0; rank < module.ranks; rank++) {
-      const mine = owned(module, site.tensor.name, rank)!;
-      const delivered = module.chunks.filter((c) => c.dst === rank && c.tensor === site.tensor.name).map((c) => c.region);
-      for (const { tile, boxes } of classes) {
-        const missing = boxes.flatMap((b) => cover(b, [mine, ...delivered]).uncovered);
-        if (missing.length === 0) continue;
-        const name = site.op.op === 'load' ? site.op.result.name : '';
-        out.push(
-          error(
-            'align/uncovered',
-            `tile (${tile.join(', ')}) of rank ${rank} reads @${site.tensor.name}${formatBox(missing[0]!)}, which rank ${rank} ` +
-              `does not own and no chunk delivers to it`,
-            { op: 'load', value: name, ...(site.op.loc ? { loc: site.op.loc } : {}) },
-          ),
-        );
-        break; // one tile per rank and load says enough
-      }
+      const mine = owned(module, index, site.tensor.name, rank)!;
+      const delivered = landingIn(index, site.tensor.name, rank).map((chunk) => chunk.region);
+      // A plan usually delivers each rank exactly what it lacks: then nothing is missing.
+      if (partitions(tensorBox, [mine, ...delivered])) continue;
+      const holes = subtractAll(tensorBox, [mine, ...delivered]);
+      if (holes.length === 0) continue;
+      classes ??= siteRegions(module, site);
+      // Class boxes are clipped to the tensor, so a class misses data exactly where it meets a hole.
+      const short = classes.find(({ boxes }) => boxes.some((b) => holes.some((h) => overlaps(b, h))));
+      if (short === undefined) continue;
+      const missing = short.boxes.flatMap((b) => cover(b, [mine, ...delivered]).uncovered);
+      const name = site.op.op === 'load' ? site.op.result.name : '';
+      out.push(
+        error(
+          'align/uncovered',
+          `tile (${short.tile.join(', ')}) of rank ${rank} reads @${site.tensor.name}${formatBox(missing[0]!)}, which rank ${rank} ` +
+            `does not own and no chunk delivers to it`,
+          { op: 'load', value: name, ...(site.op.loc ? { loc: site.op.loc } : {}) },
+        ),
+      );
     }
   }
   return out;
@@ -60,28 +136,26 @@ export function checkCoverage(module: Module): Diagnostic[] {
 /** Two chunks landing on the same elements of a rank: only reduce-adds of one step may share them. */
 export function checkOverlaps(module: Module): Diagnostic[] {
   const out: Diagnostic[] = [];
-  const cs = module.chunks;
-  for (let i = 0; i < cs.length; i++) {
-    const a = cs[i]!;
-    const t = module.tensors.find((x) => x.name === a.tensor);
-    if (t?.distribution.kind === 'sharded') {
-      const clash = intersect(a.region, owned(module, a.tensor, a.dst)!);
-      if (clash) {
-        out.push(error('align/overlap', `chunk ${describeChunk(a)} overwrites @${a.tensor}${formatBox(clash)}, which rank ${a.dst} owns`, chunkWhere(a)));
-      }
+  const index = planIndex(module);
+  for (const a of module.chunks) {
+    const t = index.tensors.get(a.tensor);
+    const mine = t?.distribution.kind === 'sharded' ? owned(module, index, a.tensor, a.dst) : undefined;
+    if (mine && overlaps(a.region, mine)) {
+      const clash = intersect(a.region, mine)!;
+      out.push(error('align/overlap', `chunk ${describeChunk(a)} overwrites @${a.tensor}${formatBox(clash)}, which rank ${a.dst} owns`, chunkWhere(a)));
     }
-    for (let j = i + 1; j < cs.length; j++) {
-      const b = cs[j]!;
-      if (a.tensor !== b.tensor || a.dst !== b.dst) continue;
-      const both = intersect(a.region, b.region);
-      if (!both) continue;
+    // The later chunks of the plan landing on the same rank and tensor, in plan order.
+    const sameLanding = landingIn(index, a.tensor, a.dst);
+    for (let k = index.place.get(a)! + 1; k < sameLanding.length; k++) {
+      const b = sameLanding[k]!;
+      if (!overlaps(a.region, b.region)) continue;
       const commuting = a.kind === 'reduce-add' && b.kind === 'reduce-add';
       const ordered = a.step !== b.step && (a.kind === 'reduce-add' || b.kind === 'reduce-add');
       if (commuting || ordered) continue;
       out.push(
         error(
           'align/overlap',
-          `chunks ${describeChunk(a)} and ${describeChunk(b)} both write @${a.tensor}${formatBox(both)} of rank ${a.dst}`,
+          `chunks ${describeChunk(a)} and ${describeChunk(b)} both write @${a.tensor}${formatBox(intersect(a.region, b.region)!)} of rank ${a.dst}`,
           chunkWhere(b),
         ),
       );
@@ -90,14 +164,26 @@ export function checkOverlaps(module: Module): Diagnostic[] {
   return out;
 }
 
-/** A copy forwards data its source owns, or received at an earlier step. */
+/**
+ * A copy forwards data its source owns, or received at an earlier step. Usually the region lies inside
+ * what the source owns or inside one chunk it received (a ring forwards whole chunks), which is checked
+ * first; only otherwise is the region cut by all of them.
+ */
 export function checkAvailability(module: Module): Diagnostic[] {
   const out: Diagnostic[] = [];
+  const index = planIndex(module);
   for (const c of module.chunks) {
     if (c.kind !== 'copy') continue;
-    const mine = owned(module, c.tensor, c.src);
-    if (!mine) continue;
-    const received = module.chunks.filter((d) => d.dst === c.src && d.tensor === c.tensor && d.step < c.step).map((d) => d.region);
+    const mine = owned(module, index, c.tensor, c.src);
+    if (!mine || contains(mine, c.region)) continue;
+    const received: Box[] = [];
+    let forwarded = false;
+    for (const d of landingIn(index, c.tensor, c.src)) {
+      if (d.step >= c.step) continue;
+      received.push(d.region);
+      forwarded ||= contains(d.region, c.region);
+    }
+    if (forwarded) continue;
     const missing = subtractAll(c.region, [mine, ...received]);
     if (missing.length > 0) {
       out.push(
@@ -140,9 +226,11 @@ export function waitGraph(module: Module): Map<ChunkDecl, ChunkDecl[]> {
     const out = graph.get(c)!;
     if (!out.includes(d)) out.push(d);
   };
+  const index = planIndex(module);
   for (const c of module.chunks) {
-    for (const d of module.chunks) {
-      if (d.dst === c.src && d.tensor === c.tensor && d.step < c.step && intersect(c.region, d.region)) edge(c, d);
+    // The chunks received where c is sent from, in plan order.
+    for (const d of landingIn(index, c.tensor, c.src)) {
+      if (d.step < c.step && overlaps(c.region, d.region)) edge(c, d);
     }
   }
   for (const s of stores) {
