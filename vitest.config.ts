@@ -12,5 +12,9 @@ export default defineConfig({
     include: ['packages/*/test/**/*.test.ts', 'packages/*/src/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     passWithNoTests: true,
+    // GPU tests on the software adapter compile shaders with LLVM; a cold shader cache (a new CI
+    // machine) makes the first compile of each take seconds.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
   },
 });
