@@ -106,6 +106,13 @@ export class KernelBuilder {
     return this.namer.fresh({ kind: 'tile', shape, dtype }, name);
   }
 
+  /** The rank this copy of the kernel runs for. */
+  rankId(name = 'rank'): IndexValue {
+    const result = this.namer.fresh({ kind: 'index' }, name);
+    this.emit({ op: 'rank_id', result });
+    return result;
+  }
+
   programId(axis: number, name?: string): IndexValue {
     const result = this.namer.fresh({ kind: 'index' }, name ?? `pid${axis}`);
     this.emit({ op: 'program_id', result, axis });

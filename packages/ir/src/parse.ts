@@ -45,8 +45,8 @@ export function parse(text: string): Module {
   return deepFreeze(new Parser(tokenize(text)).module());
 }
 
-const OP_NAME = 'an op name (program_id, constant, load, store, dot, map, reduce, cast, for, yield, wait, arrive)';
-const VALUE_OPS = new Set(['program_id', 'constant', 'load', 'dot', 'map', 'reduce', 'cast']);
+const OP_NAME = 'an op name (rank_id, program_id, constant, load, store, dot, map, reduce, cast, for, yield, wait, arrive)';
+const VALUE_OPS = new Set(['rank_id', 'program_id', 'constant', 'load', 'dot', 'map', 'reduce', 'cast']);
 const EFFECT_OPS = new Set(['store', 'yield', 'wait', 'arrive']);
 const MAP_FNS: readonly MapFn[] = [...UNARY_FNS, ...BINARY_FNS];
 /** Deeper loop nests than this are surely not IR; the limit keeps the recursion off the stack's end. */
@@ -400,7 +400,7 @@ class Parser {
     if (name.kind !== 'word') this.fail(results.length > 0 ? OP_NAME : "an op or '}'");
     if (name.text === 'for') return this.forOp(loc, results);
     if (EFFECT_OPS.has(name.text)) {
-      if (results.length > 0) this.fail('an op that defines a value (program_id, constant, load, dot, map, reduce, cast, for)');
+      if (results.length > 0) this.fail('an op that defines a value (rank_id, program_id, constant, load, dot, map, reduce, cast, for)');
       return this.effectOp(loc);
     }
     if (!VALUE_OPS.has(name.text)) this.fail(OP_NAME);
@@ -429,6 +429,8 @@ class Parser {
 
   private valueOp(loc: SourceLoc, res: Token): Op {
     switch (this.advance().text) {
+      case 'rank_id':
+        return { op: 'rank_id', result: this.bind(res, INDEX), loc };
       case 'program_id': {
         const axis = this.integer('a grid axis (an integer)');
         return { op: 'program_id', result: this.bind(res, INDEX), axis, loc };

@@ -149,6 +149,8 @@ function refs(values: readonly Value[]): string {
 /** Every op but `for`, which owns a block. */
 function printSimpleOp(op: Exclude<Op, ForOp>): string {
   switch (op.op) {
+    case 'rank_id':
+      return `${valueRef(op.result)} = rank_id`;
     case 'program_id':
       return `${valueRef(op.result)} = program_id ${op.axis}`;
     case 'constant':

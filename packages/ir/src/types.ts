@@ -101,6 +101,14 @@ interface OpBase {
   readonly loc?: SourceLoc;
 }
 
+/**
+ * `%r = rank_id`: the rank this copy of the kernel runs for, in [0, ranks). A local kernel needs it only
+ * where ranks read different places, as a consumer of an all-to-all does.
+ */
+export interface RankIdOp extends OpBase {
+  readonly op: 'rank_id';
+  readonly result: IndexValue;
+}
 /** `%pm = program_id 0`: this tile's coordinate along grid axis `axis`. */
 export interface ProgramIdOp extends OpBase {
   readonly op: 'program_id';
@@ -202,6 +210,7 @@ export interface ArriveOp extends OpBase {
 }
 
 export type Op =
+  | RankIdOp
   | ProgramIdOp
   | ConstantOp
   | LoadOp

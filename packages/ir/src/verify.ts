@@ -37,6 +37,7 @@ import {
   type Op,
   type OpName,
   type ProgramIdOp,
+  type RankIdOp,
   type ReduceOp,
   type Shape,
   type SourceLoc,
@@ -327,6 +328,7 @@ function checkChunkRegion(c: ChunkDecl, t: TensorDecl, bad: (message: string) =>
 type Checker<K extends OpName> = (ctx: Context, op: Extract<Op, { op: K }>) => void;
 
 const CHECKERS: { readonly [K in OpName]: Checker<K> } = {
+  rank_id: checkRankId,
   program_id: checkProgramId,
   constant: checkConstant,
   load: checkLoad,
@@ -350,6 +352,10 @@ function checkBlock(ctx: Context, ops: readonly Op[]): void {
       check(ctx, op as never);
     }
   }
+}
+
+function checkRankId(ctx: Context, op: RankIdOp): void {
+  ctx.define(op.result, 'index', siteOf(op, op.result));
 }
 
 function checkProgramId(ctx: Context, op: ProgramIdOp): void {

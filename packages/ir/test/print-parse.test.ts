@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { gemmKernel, IRParseError, parse, print, type Module, type Op } from '../src/index.js';
+import { gemmKernel, IRParseError, parse, print, verify, type Module, type Op } from '../src/index.js';
 import { arbModule } from './arbitrary.js';
 
 /** A copy of `x` without `loc` keys: the parser records locations, the builder does not. */
@@ -380,7 +380,7 @@ describe('parse errors', () => {
     ['a use of an undefined value', kernel('    store %nope, @A[0, 0]'), 4, 11, 'a defined value', "'%nope'"],
     ['a redefinition', kernel('    %x = program_id 0', '    %x = program_id 0'), 5, 5, 'a value name not defined before', "'%x'"],
     ['a missing =', kernel('    %x program_id 0'), 4, 8, "'=' after a value name", "'program_id'"],
-    ['an unknown op', kernel('    %x = frobnicate 0'), 4, 10, 'an op name (program_id, constant, load', "'frobnicate'"],
+    ['an unknown op', kernel('    %x = frobnicate 0'), 4, 10, 'an op name (rank_id, program_id, constant, load', "'frobnicate'"],
     ['an op without its result', kernel('    load @A[0, 0] : tile<4x4xf32>'), 4, 5, "a result name before 'load'", "'load'"],
     ['a value of the wrong kind', kernel('    %p = program_id 0', '    wait %p'), 5, 10, 'a chunk value', "'%p'"],
     ['a fractional coefficient', kernel('    %p = program_id 0', '    %x = load @A[1.5*%p, 0] : tile<4x4xf32>'), 5, 18, 'an integer coefficient', "'1.5'"],
@@ -489,5 +489,25 @@ describe('guards on wait and arrive', () => {
 
   it('points at a malformed range', () => {
     expect(() => parse(text.replace('[0, 2)', '[0, 2]'))).toThrow(/7:33: expected '\)' to close a half-open range/);
+  });
+});
+
+describe('rank_id', () => {
+  it('prints and parses back, and its value indexes like a program id', () => {
+    const text = [
+      'module @per_rank ranks(2) {',
+      '  tensor @X : f32[64, 8] replicated',
+      '  kernel @k grid(1) order(row-major) {',
+      '    %rank = rank_id',
+      '    %x = load @X[32*%rank, 0] : tile<32x8xf32>',
+      '    store %x, @X[32*%rank, 0]',
+      '  }',
+      '}',
+      '',
+    ].join('\n');
+    const m = parse(text);
+    expect(m.kernel.body[0]).toMatchObject({ op: 'rank_id', result: { name: 'rank', type: { kind: 'index' } } });
+    expect(print(m)).toBe(text);
+    expect(verify(m)).toEqual([]);
   });
 });

@@ -81,6 +81,7 @@ export function moduleValues(module: Module): Value[] {
 
 function opValues(op: Op): Value[] {
   switch (op.op) {
+    case 'rank_id':
     case 'program_id':
     case 'constant':
       return [op.result];

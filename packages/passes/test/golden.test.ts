@@ -7,13 +7,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { gemmKernel, parse, print, type ChunkPlan, type Module } from '@syncopate/ir';
+import { a2aGemmKernel, gemmKernel, parse, print, type ChunkPlan, type Module } from '@syncopate/ir';
 import { alignChunksPass } from '../src/align-chunks.js';
 import { attachPlan } from '../src/attach-plan.js';
 import { insertBarriers } from '../src/insert-barriers.js';
 import { runPipeline } from '../src/manager.js';
 import { reorderTiles } from '../src/reorder-tiles.js';
-import { ringAllGather, ringReduceScatter, oneShotAllGather } from '../src/templates/index.js';
+import { allToAll, ringAllGather, ringReduceScatter, oneShotAllGather } from '../src/templates/index.js';
 
 const dir = join(import.meta.dirname, 'golden');
 const update = process.env.UPDATE_GOLDEN === '1';
@@ -55,6 +55,13 @@ const cases: Case[] = [
     kernel: gemmKernel({ m: 128, n: 64, k: 64 }, { ranks: 2, distribute: 'ag', name: 'ag_gemm' }),
     plan: splitAlongK(oneShotAllGather({ ranks: 2, tensor: { name: 'A', shape: [128, 64] }, axis: 0 }), 32),
     options: { 'reorder-tiles': { order: 'grouped', groupSize: 2 } },
+  },
+  {
+    // MoE dispatch: uneven splits per pair, 64 rows received by every rank; each rank's expert GEMM
+    // reads its own range (through rank_id) and waits only for the chunks that land there.
+    name: 'a2a-gemm',
+    kernel: a2aGemmKernel({ ranks: 3, rowsPerRank: 64, hidden: 32, out: 32 }),
+    plan: allToAll({ ranks: 3, tensor: { name: 'T', shape: [192, 32] }, axis: 0, splits: [[16, 32, 16], [32, 16, 16], [16, 16, 32]] }),
   },
   {
     name: 'gemm-rs',

@@ -283,6 +283,9 @@ class KernelEmitter {
   private op(op: Op): void {
     const w = this.w;
     switch (op.op) {
+      case 'rank_id':
+        w.line(`let ${this.name(op.result.id, op.result.name)} = i32(rank);`);
+        return;
       case 'program_id':
         w.line(`let ${this.name(op.result.id, op.result.name)} = i32(tables[slot + ${op.axis}u]);`);
         return;

@@ -66,3 +66,31 @@ export function accessSites(module: Module): readonly AccessSite[] {
 function loopContext(op: ForOp): LoopContext {
   return { iv: op.inductionVar, lower: op.lower, upper: op.upper, step: op.step };
 }
+
+/** Ids of the kernel's `rank_id` values. */
+function rankIds(module: Module): Set<number> {
+  const ids = new Set<number>();
+  const walk = (ops: readonly Op[]) =>
+    ops.forEach((op) => {
+      if (op.op === 'rank_id') ids.add(op.result.id);
+      if (op.op === 'for') walk(op.body);
+    });
+  walk(module.kernel.body);
+  return ids;
+}
+
+/**
+ * The site as rank `rank` runs it: every `rank_id` term folded into its offset's constant. Sites that
+ * do not use the rank come back as they are. The analyses specialise a load to the destination rank
+ * of the chunk it may wait for, and a store to the source rank of the chunk it may complete.
+ */
+export function siteForRank(module: Module, site: AccessSite, rank: number): AccessSite {
+  if (!site.offsets.some((e) => e.terms.length > 0)) return site;
+  const ids = rankIds(module);
+  if (ids.size === 0 || !site.offsets.some((e) => e.terms.some((t) => ids.has(t.value.id)))) return site;
+  const offsets = site.offsets.map((e) => ({
+    constant: e.constant + e.terms.filter((t) => ids.has(t.value.id)).reduce((s, t) => s + t.coeff * rank, 0),
+    terms: e.terms.filter((t) => !ids.has(t.value.id)),
+  }));
+  return { ...site, offsets };
+}

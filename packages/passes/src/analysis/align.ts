@@ -5,7 +5,7 @@
  */
 import type { AffineRange, Box, ChunkDecl, Module } from '@syncopate/ir';
 import { boundingBox, intersect, volume } from '@syncopate/ir';
-import { accessSites, type AccessSite } from './access-sites.js';
+import { accessSites, siteForRank, type AccessSite } from './access-sites.js';
 import { touch, touchesByEnumeration } from './touch.js';
 
 /** One access site meeting one chunk. */
@@ -49,7 +49,10 @@ export function alignChunks(module: Module): Alignment {
   for (const site of sites) {
     for (const chunk of module.chunks) {
       if (chunk.tensor !== site.tensor.name) continue;
-      const t = touch(module, site, chunk.region);
+      // A load waits on the chunk's destination rank, a store completes it on its source rank. (A
+      // reduce-add's landing stores, on its destination, are taken to be the same tiles: true for
+      // kernels whose stores do not depend on the rank.)
+      const t = touch(module, siteForRank(module, site, site.kind === 'load' ? chunk.dst : chunk.src), chunk.region);
       if (!t) continue;
       (site.kind === 'load' ? waits : stores).push({ site, chunk, ...t });
     }

@@ -20,7 +20,7 @@ import {
   type Module,
   type TensorDecl,
 } from '@syncopate/ir';
-import { accessSites } from './access-sites.js';
+import { accessSites, siteForRank } from './access-sites.js';
 import { alignChunks, tilesMeet } from './align.js';
 import { siteRegions, type TileClassRegion } from './read-regions.js';
 
@@ -114,7 +114,8 @@ export function checkCoverage(module: Module): Diagnostic[] {
       if (partitions(tensorBox, [mine, ...delivered])) continue;
       const holes = subtractAll(tensorBox, [mine, ...delivered]);
       if (holes.length === 0) continue;
-      classes ??= siteRegions(module, site);
+      const mineSite = siteForRank(module, site, rank);
+      classes = mineSite === site ? (classes ?? siteRegions(module, site)) : siteRegions(module, mineSite);
       // Class boxes are clipped to the tensor, so a class misses data exactly where it meets a hole.
       const short = classes.find(({ boxes }) => boxes.some((b) => holes.some((h) => overlaps(b, h))));
       if (short === undefined) continue;
