@@ -273,7 +273,10 @@ export class ModuleBuilder {
 
   chunk(spec: ChunkSpec, name?: string): ChunkValue {
     const value = this.namer.fresh({ kind: 'chunk' }, name ?? `c${this.chunks.length}`);
-    this.chunks.push({ kind: 'copy', backend: 'auto', ...spec, value });
+    // Spelled-out `undefined` fields take the defaults too; the region is copied so that freezing the
+    // module leaves the caller's plan alone.
+    const region = { lo: [...spec.region.lo], hi: [...spec.region.hi] };
+    this.chunks.push({ ...spec, region, kind: spec.kind ?? 'copy', backend: spec.backend ?? 'auto', value });
     return value;
   }
 

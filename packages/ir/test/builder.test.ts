@@ -73,3 +73,16 @@ describe('builder', () => {
     expect(diagnostics.map((d) => d.op)).toEqual(['dot', 'dot', 'dot']);
   });
 });
+
+describe('builder chunks', () => {
+  it('fill in kind and backend even when spelled out as undefined, and leave the spec unfrozen', () => {
+    const region = { lo: [0], hi: [4] };
+    const m = buildModule('chunks', { ranks: 2 }, (mb) => {
+      const A = mb.tensor('A', [8], 'f32');
+      mb.chunk({ tensor: 'A', region, src: 0, dst: 1, step: 0, kind: undefined, backend: undefined });
+      mb.kernel('k', [1], (kb) => kb.store(A, [0], kb.load(A, [0], [4])));
+    });
+    expect(m.chunks[0]).toMatchObject({ kind: 'copy', backend: 'auto' });
+    expect(Object.isFrozen(region.lo)).toBe(false);
+  });
+});
