@@ -40,7 +40,7 @@ export interface ChunkPart {
   readonly need: number;
   /** Parts whose requirements this part's publication counts towards. */
   readonly dependents: readonly number[];
-  /** Reduce-adds onto the same elements of one rank share a lock; −1 for copies. */
+  /** Reduce-adds onto the same elements of one rank share a lock; −1 for copies and unshared adds. */
   readonly lock: number;
 }
 
@@ -78,7 +78,11 @@ function partCount(chunk: ChunkDecl, partElements: number): number {
   return Math.max(1, Math.min(rows, Math.ceil(elements / partElements)));
 }
 
-/** Union-find over reduce-adds that land on overlapping elements of the same rank. */
+/**
+ * Union-find over reduce-adds that land on overlapping elements of the same rank; −1 for copies and for
+ * a reduce-add that shares its elements with no other (one publisher per part needs no lock: the
+ * destination's own stores are counted before it runs).
+ */
 function lockGroups(chunks: readonly ChunkDecl[]): number[] {
   const parent = chunks.map((_, i) => i);
   const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
@@ -88,7 +92,9 @@ function lockGroups(chunks: readonly ChunkDecl[]): number[] {
       if (a.dst === b.dst && a.tensor === b.tensor && intersect(a.region, b.region)) parent[find(j)] = find(i);
     });
   });
-  return chunks.map((c, i) => (c.kind === 'reduce-add' ? find(i) : -1));
+  const members = new Map<number, number>();
+  chunks.forEach((c, i) => c.kind === 'reduce-add' && members.set(find(i), (members.get(find(i)) ?? 0) + 1));
+  return chunks.map((c, i) => (c.kind === 'reduce-add' && members.get(find(i))! > 1 ? find(i) : -1));
 }
 
 export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkTable {
