@@ -33,3 +33,13 @@ export {
   type ExecutorOptions,
   type Workgroups,
 } from './executor.js';
+export {
+  listPciGpus,
+  driPrimeOf,
+  openDevices,
+  placeRanks,
+  type PciGpu,
+  type DevicePlacement,
+  type PlacedDeviceHandle,
+  type OpenDevicesOptions,
+} from './discovery.js';
