@@ -43,3 +43,4 @@ export {
   type PlacedDeviceHandle,
   type OpenDevicesOptions,
 } from './discovery.js';
+export { PeerCopier, type PeerCopy, type BufferRange, type PeerCopierOptions } from './peer-copy.js';
