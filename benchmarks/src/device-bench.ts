@@ -19,7 +19,7 @@ import {
   type RunReport,
 } from '@syncopate/core';
 import type { DeviceHandle } from '@syncopate/runtime';
-import { summarize, type Summary } from './stats.js';
+import { summarize, zeroInputs, type Summary } from './stats.js';
 
 interface Block {
   readonly m: number;
@@ -36,11 +36,6 @@ async function timeSession(session: FusedSession, warmup: number, runs: number):
   await session.runBackToBack(warmup);
   const r = await session.runBackToBack(runs);
   return { ms: summarize(r.gpuMs ?? [r.wallMs / runs]), timing: r.timing };
-}
-
-/** Zero-filled inputs: timing does not depend on the values (correctness is checked separately). */
-function zeroInputs(tensors: readonly { name: string; shape: readonly number[] }[], ranks: number) {
-  return Object.fromEntries(tensors.map((t) => [t.name, Array.from({ length: ranks }, () => new Float32Array(t.shape.reduce((a, b) => a * b, 1)))]));
 }
 
 async function standaloneGemm(device: DeviceHandle, size: number, block: Block, runs: number) {

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compileOrThrow, FusedSession, getWorkload, lowerToWgsl, openDevice } from '@syncopate/core';
-import { summarize } from './stats.js';
+import { summarize, zeroInputs } from './stats.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { sessions: { type: 'string' }, out: { type: 'string' } } });
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
       const o = { ranks, shape, dtype: 'f32' as const, block: { m: 128, n: 128, k: 8 } };
       const { kernel, plan } = w.build(o);
       const fused = lowerToWgsl(compileOrThrow(kernel, plan));
-      const inputs = Object.fromEntries(kernel.tensors.map((t) => [t.name, Array.from({ length: ranks }, () => new Float32Array(t.shape.reduce((a, b) => a * b, 1)))]));
+      const inputs = zeroInputs(kernel.tensors, ranks);
       const medians: number[] = [];
       for (let s = 0; s < sessions; s++) {
         const session = await FusedSession.open(device, fused, inputs);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Executor, listPciGpus, openDevices, placeRanks, type PlacedDeviceHandle } from '../src/index.js';
-import { ADD_WGSL, hasWebGPU } from './webgpu.js';
+import { hasWebGPU, prepareAdd } from './webgpu.js';
 
 describe('listPciGpus', () => {
   const root = mkdtempSync(join(tmpdir(), 'syncopate-sysfs-'));
@@ -124,22 +124,7 @@ function listPciGpusFake() {
 async function addOn(handle: PlacedDeviceHandle, n: number, which: number): Promise<Float32Array> {
   const executor = Executor.create(handle);
   try {
-    await executor.allocate([
-      { name: 'a', bytes: 4 * n, usage: 'storage', init: Float32Array.from({ length: n }, (_, j) => j) },
-      { name: 'b', bytes: 4 * n, usage: 'storage', init: new Float32Array(n).fill(10 * which) },
-      { name: 'c', bytes: 4 * n, usage: 'storage', readback: true },
-    ]);
-    const kernel = await executor.compile({
-      name: 'add',
-      wgsl: ADD_WGSL,
-      entryPoint: 'main',
-      bindings: [
-        { binding: 0, buffer: 'a' },
-        { binding: 1, buffer: 'b' },
-        { binding: 2, buffer: 'c' },
-      ],
-      workgroups: [Math.ceil(n / 64)],
-    });
+    const kernel = await prepareAdd(executor, Float32Array.from({ length: n }, (_, j) => j), new Float32Array(n).fill(10 * which));
     await executor.run([{ kernel }], { timing: false });
     return new Float32Array(await executor.read('c'));
   } finally {

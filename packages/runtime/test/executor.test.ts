@@ -8,7 +8,7 @@ import {
   requestDevice,
   type DeviceHandle,
 } from '../src/index.js';
-import { ADD_WGSL, gpuHandle, hasWebGPU } from './webgpu.js';
+import { ADD_WGSL, gpuHandle, hasWebGPU, prepareAdd } from './webgpu.js';
 
 describe.skipIf(!hasWebGPU)('Executor', () => {
   let handle: DeviceHandle;
@@ -38,22 +38,7 @@ describe.skipIf(!hasWebGPU)('Executor', () => {
     const a = Float32Array.from({ length: n }, (_, i) => i * 0.5 - 3);
     const b = Float32Array.from({ length: n }, (_, i) => (i % 7) * 1.25);
     executor = Executor.create(handle);
-    await executor.allocate([
-      { name: 'a', bytes: 4 * n, usage: 'storage', init: a },
-      { name: 'b', bytes: 4 * n, usage: 'storage', init: b },
-      { name: 'c', bytes: 4 * n, usage: 'storage', readback: true },
-    ]);
-    const kernel = await executor.compile({
-      name: 'add',
-      wgsl: ADD_WGSL,
-      entryPoint: 'main',
-      bindings: [
-        { binding: 0, buffer: 'a' },
-        { binding: 1, buffer: 'b' },
-        { binding: 2, buffer: 'c' },
-      ],
-      workgroups: [Math.ceil(n / 64)],
-    });
+    const kernel = await prepareAdd(executor, a, b);
     const expected = new Float32Array(n);
     for (let i = 0; i < n; i++) expected[i] = a[i]! + b[i]!;
     return { kernel, expected };

@@ -1,4 +1,4 @@
-import { openGpu, type GpuHandle } from '../src/index.js';
+import { openGpu, type CompiledKernel, type Executor, type GpuHandle } from '../src/index.js';
 
 /**
  * Whether this machine has a WebGPU adapter at all. Tests skip only when it has none, and say why;
@@ -39,3 +39,24 @@ fn main(@builtin(global_invocation_id) id: vec3u) {
   }
 }
 `;
+
+/** Allocates `a`, `b` and a readable `c` on `executor` and compiles ADD_WGSL over them. */
+export async function prepareAdd(executor: Executor, a: Float32Array, b: Float32Array): Promise<CompiledKernel> {
+  const n = a.length;
+  await executor.allocate([
+    { name: 'a', bytes: 4 * n, usage: 'storage', init: a },
+    { name: 'b', bytes: 4 * n, usage: 'storage', init: b },
+    { name: 'c', bytes: 4 * n, usage: 'storage', readback: true },
+  ]);
+  return executor.compile({
+    name: 'add',
+    wgsl: ADD_WGSL,
+    entryPoint: 'main',
+    bindings: [
+      { binding: 0, buffer: 'a' },
+      { binding: 1, buffer: 'b' },
+      { binding: 2, buffer: 'c' },
+    ],
+    workgroups: [Math.ceil(n / 64)],
+  });
+}
