@@ -61,6 +61,8 @@ const OPTIONS = {
   json: { type: 'boolean' },
   backend: { type: 'string' },
   seed: { type: 'string' },
+  devices: { type: 'string' },
+  'ranks-per-device': { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -69,7 +71,7 @@ type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean
 const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'order'];
 const ALLOWED: Record<'compile' | 'run', readonly OptionName[]> = {
   compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json'],
-  run: [...COMMON, 'backend', 'seed', 'json'],
+  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device'],
 };
 const COMMANDS = ['compile', 'run', 'help'] as const;
 
@@ -155,6 +157,14 @@ function compileCommand(workload: Workload, v: Values): CompileCommand {
 
 function runCommand(workload: Workload, v: Values): RunCommand {
   const options = workloadOptions(workload, v);
+  const devices = integer('devices', v.devices, 1, 64);
+  const ranksPerDevice = integer('ranks-per-device', v['ranks-per-device'], 1);
+  if (devices !== undefined && devices > options.ranks) {
+    throw new UsageError(`--devices ${devices} is more than the ${options.ranks} ranks: a device would hold no rank`);
+  }
+  if (ranksPerDevice !== undefined && ranksPerDevice * (devices ?? 1) < options.ranks) {
+    throw new UsageError(`--ranks-per-device ${ranksPerDevice} on ${devices ?? 1} device(s) holds ${ranksPerDevice * (devices ?? 1)} ranks, fewer than ${options.ranks}`);
+  }
   return {
     kind: 'run',
     options: {
@@ -163,6 +173,8 @@ function runCommand(workload: Workload, v: Values): RunCommand {
       order: oneOf<RunOrder>('order', v.order, RUN_ORDERS, 'chunk-arrival'),
       backend: oneOf<RunBackend>('backend', v.backend, RUN_BACKENDS, 'auto'),
       seed: integer('seed', v.seed, 0, 0xffffffff) ?? DEFAULT_SEED,
+      ...(devices === undefined ? {} : { devices }),
+      ...(ranksPerDevice === undefined ? {} : { ranksPerDevice }),
     },
     json: v.json ?? false,
   };

@@ -38,6 +38,9 @@ compile:
 
 run:
   --backend B               comm backend of every chunk: ${RUN_BACKENDS.join(', ')} (default auto)
+  --devices D               place the ranks on D GPU devices (default 1); chunks between devices go
+                            through the host (peer-copy), chunks within one stay on the GPU
+  --ranks-per-device K      ranks on each device (default: ranks / devices, rounded up)
   --seed S                  seed of the inputs, 0 to 4294967295 (default ${DEFAULT_SEED})
   --json                    print the report as a JSON object
 

@@ -19,6 +19,10 @@ export interface RunOptions {
   readonly backend: RunBackend;
   /** Seed of the inputs (`Workload.inputs`). */
   readonly seed: number;
+  /** GPU devices to place the ranks on (default 1); chunks between devices travel by peer-copy. */
+  readonly devices?: number;
+  /** Ranks on each device (default: ranks / devices, rounded up). */
+  readonly ranksPerDevice?: number;
 }
 
 export interface RunReport {
