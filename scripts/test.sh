@@ -6,3 +6,5 @@ export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 bash scripts/quickstart.sh
 pnpm typecheck
 pnpm test
+# The packed tarballs, installed with npm into an empty project: ESM, CJS, types, the CLI.
+node scripts/check-packages.mjs
