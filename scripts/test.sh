@@ -8,3 +8,5 @@ pnpm typecheck
 pnpm test
 # The packed tarballs, installed with npm into an empty project: ESM, CJS, types, the CLI.
 node scripts/check-packages.mjs
+# The API reference builds without errors (TypeDoc, ~10 s; into the gitignored docs/api).
+pnpm --silent docs:api
