@@ -10,3 +10,7 @@ pnpm test
 node scripts/check-packages.mjs
 # The API reference builds without errors (TypeDoc, ~10 s; into the gitignored docs/api).
 pnpm --silent docs:api
+# The browser example in Debian's Chromium headless: compiles and runs ag-gemm on its WebGPU
+# (SwiftShader without a GPU). Installing Chromium takes ~15 s, the test ~10 s.
+bash scripts/setup-chromium.sh
+pnpm --silent test:browser
