@@ -118,7 +118,7 @@ describe('help', () => {
     expect(err).toBe('');
     expect(out).toContain('syncopate compile <workload> [options]');
     expect(out).toContain('syncopate run <workload> [options]');
-    for (const name of ['ag-gemm', 'gemm-rs', '--ranks', '--emit', '--time', '--backend', '--seed', '--dump-ir-after', 'exit codes']) {
+    for (const name of ['ag-gemm', 'gemm-rs', '--ranks', '--emit', '--time', '--backend', '--seed', '--dump-ir-after', '--ir FILE', '--plan FILE', 'exit codes']) {
       expect(out).toContain(name);
     }
   });
@@ -197,7 +197,8 @@ describe('parseCommandLine', () => {
     const compile = parseCommandLine(['compile', 'ag-gemm', '--chunks-per-rank', '4', '--order', 'grouped', '--dump-ir-after', 'align-chunks,insert-barriers']);
     expect(compile).toMatchObject({
       kind: 'compile',
-      options: { ranks: 4, shape: { m: 256, n: 256, k: 256 }, dtype: 'f32', chunksPerRank: 4 },
+      source: { kind: 'workload', options: { ranks: 4, shape: { m: 256, n: 256, k: 256 }, dtype: 'f32', chunksPerRank: 4 } },
+      planFile: undefined,
       order: 'grouped',
       emit: 'ir',
       timedRuns: undefined,
@@ -299,8 +300,8 @@ describe('failures', () => {
 
   const command = (workload: Workload): CompileCommand => ({
     kind: 'compile',
-    workload,
-    options: { ranks: 2, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32' },
+    source: { kind: 'workload', workload, options: { ranks: 2, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32' } },
+    planFile: undefined,
     order: 'chunk-arrival',
     emit: 'ir',
     timedRuns: undefined,

@@ -1,6 +1,7 @@
 /**
  * The command line, read into a typed command with `node:util`'s `parseArgs`. Everything a user can
- * get wrong here throws `UsageError` with one line that names the option and the value.
+ * get wrong here throws `UsageError` with one line that names the option and the value. Files named
+ * by `--ir` and `--plan` are only named here; `compileCommand` reads them (./source.ts).
  */
 import { parseArgs } from 'node:util';
 import { defaultPipeline } from '../pipeline.js';
@@ -25,10 +26,16 @@ export const DEFAULT_SEED = 1;
 export const DEFAULT_TIMED_RUNS = 50;
 export const WARMUP_RUNS = 5;
 
+/** What `compile` compiles: a built-in workload, or a kernel written in the textual IR. */
+export type KernelSource =
+  | { readonly kind: 'workload'; readonly workload: Workload; readonly options: WorkloadOptions }
+  | { readonly kind: 'ir'; readonly file: string };
+
 export interface CompileCommand {
   readonly kind: 'compile';
-  readonly workload: Workload;
-  readonly options: WorkloadOptions;
+  readonly source: KernelSource;
+  /** A plan in the JSON form (docs/plans.md) used instead of the workload's; with `--ir`, added to the module's chunks. */
+  readonly planFile: string | undefined;
   readonly order: RunOrder;
   readonly emit: Emit;
   /** Timed compiles for `--time`; undefined when not timing. */
@@ -63,6 +70,8 @@ const OPTIONS = {
   seed: { type: 'string' },
   devices: { type: 'string' },
   'ranks-per-device': { type: 'string' },
+  ir: { type: 'string' },
+  plan: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -70,10 +79,12 @@ type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean
 
 const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'order'];
 const ALLOWED: Record<'compile' | 'run', readonly OptionName[]> = {
-  compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json'],
+  compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan'],
   run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device'],
 };
 const COMMANDS = ['compile', 'run', 'help'] as const;
+/** What the IR file itself says (ranks, shapes, dtypes, how A's shards move), so they do not go with `--ir`. */
+const WORKLOAD_ONLY: readonly OptionName[] = ['ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank'];
 
 /** parseArgs's messages are long and end in advice about `--`; say the same in one short line. */
 function parseError(e: unknown): UsageError | undefined {
@@ -133,7 +144,26 @@ function workloadOptions(workload: Workload, v: Values): WorkloadOptions {
   };
 }
 
-function compileCommand(workload: Workload, v: Values): CompileCommand {
+function fileName(flag: string, text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (text.trim() === '') throw new UsageError(`--${flag} needs a file name, got '${text}'`);
+  return text;
+}
+
+function kernelSource(name: string | undefined, v: Values): KernelSource {
+  const ir = fileName('ir', v.ir);
+  if (ir === undefined) {
+    if (name === undefined) throw new UsageError('compile needs a workload or --ir FILE: syncopate compile <workload>; see syncopate help');
+    const workload = getWorkload(name);
+    return { kind: 'workload', workload, options: workloadOptions(workload, v) };
+  }
+  if (name !== undefined) throw new UsageError(`compile takes a workload or --ir FILE, not both (got '${name}' and --ir ${ir})`);
+  const given = WORKLOAD_ONLY.find((o) => v[o] !== undefined);
+  if (given !== undefined) throw new UsageError(`--${given} does not apply with --ir: the IR file declares the ranks, shapes and dtypes`);
+  return { kind: 'ir', file: ir };
+}
+
+function compileCommand(name: string | undefined, v: Values): CompileCommand {
   const timedRuns = v.time ? (integer('runs', v.runs, 1) ?? DEFAULT_TIMED_RUNS) : undefined;
   if (!v.time) {
     if (v.runs !== undefined) throw new UsageError('--runs applies only with --time');
@@ -142,11 +172,10 @@ function compileCommand(workload: Workload, v: Values): CompileCommand {
     if (v.emit !== undefined) throw new UsageError('--time prints timings only; leave out --emit');
     if (v['dump-ir-after'] !== undefined) throw new UsageError('--time prints timings only; leave out --dump-ir-after');
   }
-  const options = workloadOptions(workload, v);
   return {
     kind: 'compile',
-    workload,
-    options,
+    source: kernelSource(name, v),
+    planFile: fileName('plan', v.plan),
     order: oneOf('order', v.order, RUN_ORDERS, 'chunk-arrival'),
     emit: oneOf('emit', v.emit, EMITS, 'ir'),
     timedRuns,
@@ -198,8 +227,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
   for (const option of Object.keys(values) as OptionName[]) {
     if (!allowed.includes(option)) throw new UsageError(`option --${option} does not apply to ${command}`);
   }
-  if (name === undefined) throw new UsageError(`${command} needs a workload: syncopate ${command} <workload>; see syncopate help`);
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
-  const workload = getWorkload(name);
-  return command === 'compile' ? compileCommand(workload, values) : runCommand(workload, values);
+  if (command === 'compile') return compileCommand(name, values);
+  if (name === undefined) throw new UsageError(`${command} needs a workload: syncopate ${command} <workload>; see syncopate help`);
+  return runCommand(getWorkload(name), values);
 }

@@ -1,12 +1,14 @@
 /** `syncopate compile` and `syncopate run`, given a parsed command; each returns the exit code. */
 import * as E from 'fp-ts/lib/Either.js';
-import { formatDiagnostic, print, type ChunkPlan, type Diagnostic, type Module } from '@syncopate/ir';
+import { print, type Diagnostic } from '@syncopate/ir';
 import { planToJson } from '@syncopate/passes';
 import { compile, type CompiledKernel, type CompileOptions } from '../compile.js';
+import { CompileError } from '../errors.js';
 import { emitWgsl, runWorkload } from '../run.js';
 import type { CompileCommand, RunCommand } from './args.js';
 import { WARMUP_RUNS } from './args.js';
 import { alignedTable, formatMs, formatRunReport, timingStats, type TimingStats } from './report.js';
+import { formatDiagnosticIn, loadSource, planChunkNames, planOfModule, type LoadedSource } from './source.js';
 
 /** Where the CLI writes: each call is one line or block of lines, without its final newline. */
 export interface CliIO {
@@ -14,9 +16,10 @@ export interface CliIO {
   readonly err: (s: string) => void;
 }
 
-function reportDiagnostics(io: CliIO, workload: string, diagnostics: readonly Diagnostic[]): number {
-  io.err(`syncopate: ${workload} did not compile:`);
-  for (const d of diagnostics) io.err(`  ${formatDiagnostic(d)}`);
+function reportDiagnostics(io: CliIO, source: LoadedSource, diagnostics: readonly Diagnostic[], what = 'did not compile'): number {
+  io.err(`syncopate: ${source.label} ${what}:`);
+  const planChunks = source.planFile === undefined ? undefined : planChunkNames(source.kernel, source.plan);
+  for (const d of diagnostics) io.err(`  ${formatDiagnosticIn({ ...source, planChunks }, d)}`);
   return 1;
 }
 
@@ -28,34 +31,51 @@ function compileOptions(cmd: CompileCommand, io: CliIO | undefined): CompileOpti
 }
 
 function emitted(cmd: CompileCommand, compiled: CompiledKernel): string {
-  if (cmd.emit === 'plan') return planToJson(compiled.plan);
+  // Every chunk of the compiled module: the plan's, and for an IR file those it declared itself.
+  if (cmd.emit === 'plan') return planToJson(planOfModule(compiled.module, compiled.plan.name));
   if (cmd.emit === 'wgsl') return emitWgsl(compiled);
   return print(compiled.module);
 }
 
 export function compileCommand(cmd: CompileCommand, io: CliIO): number {
-  const { kernel, plan } = cmd.workload.build(cmd.options);
-  if (cmd.timedRuns !== undefined) return timeCompile(cmd, cmd.timedRuns, kernel, plan, io);
-  const result = compile(kernel, plan, compileOptions(cmd, io));
-  if (E.isLeft(result)) return reportDiagnostics(io, cmd.workload.name, result.left);
-  io.out(emitted(cmd, result.right).trimEnd());
+  const source = loadSource(cmd);
+  if (cmd.timedRuns !== undefined) return timeCompile(cmd, cmd.timedRuns, source, io);
+  const result = compile(source.kernel, source.plan, compileOptions(cmd, io));
+  if (E.isLeft(result)) return reportDiagnostics(io, source, result.left);
+  let text: string;
+  try {
+    text = emitted(cmd, result.right);
+  } catch (e) {
+    if (e instanceof CompileError) return reportDiagnostics(io, source, e.diagnostics, 'did not lower to WGSL');
+    throw e;
+  }
+  io.out(text.trimEnd());
   return 0;
 }
 
-interface CompileTiming extends TimingStats {
-  readonly workload: string;
+/** What was timed: the workload's fields for a workload, the files for an IR file. */
+type TimedSource =
+  | { readonly workload: string; readonly shape: { m: number; n: number; k: number }; readonly dtype: string }
+  | { readonly ir: string; readonly plan: string | null };
+
+type CompileTiming = TimedSource & TimingStats & {
   readonly ranks: number;
-  readonly shape: { m: number; n: number; k: number };
-  readonly dtype: string;
   readonly order: string;
   readonly chunks: number;
   readonly tiles: number;
   readonly warmups: number;
   readonly runs: number;
   readonly passes: readonly ({ pass: string } & TimingStats)[];
+};
+
+function timedSource(cmd: CompileCommand): TimedSource {
+  if (cmd.source.kind === 'ir') return { ir: cmd.source.file, plan: cmd.planFile ?? null };
+  const { workload, options } = cmd.source;
+  return { workload: workload.name, shape: { ...options.shape }, dtype: options.dtype };
 }
 
-function timeCompile(cmd: CompileCommand, runs: number, kernel: Module, plan: ChunkPlan, io: CliIO): number {
+function timeCompile(cmd: CompileCommand, runs: number, source: LoadedSource, io: CliIO): number {
+  const { kernel, plan } = source;
   const options = compileOptions(cmd, undefined);
   const totals: number[] = [];
   const perPass = new Map<string, number[]>();
@@ -63,18 +83,16 @@ function timeCompile(cmd: CompileCommand, runs: number, kernel: Module, plan: Ch
     const started = performance.now();
     const result = compile(kernel, plan, options);
     const ms = performance.now() - started;
-    if (E.isLeft(result)) return reportDiagnostics(io, cmd.workload.name, result.left);
+    if (E.isLeft(result)) return reportDiagnostics(io, source, result.left);
     if (i < WARMUP_RUNS) continue;
     totals.push(ms);
     for (const t of result.right.timings) perPass.set(t.pass, [...(perPass.get(t.pass) ?? []), t.ms]);
   }
   const timing: CompileTiming = {
-    workload: cmd.workload.name,
-    ranks: cmd.options.ranks,
-    shape: { ...cmd.options.shape },
-    dtype: cmd.options.dtype,
+    ...timedSource(cmd),
+    ranks: kernel.ranks,
     order: cmd.order,
-    chunks: plan.chunks.length,
+    chunks: kernel.chunks.length + plan.chunks.length,
     tiles: kernel.kernel.grid.reduce((a, b) => a * b, 1),
     warmups: WARMUP_RUNS,
     runs,
@@ -87,10 +105,10 @@ function timeCompile(cmd: CompileCommand, runs: number, kernel: Module, plan: Ch
 
 function formatCompileTiming(t: CompileTiming): string {
   const head =
-    `compile ${t.workload} ranks=${t.ranks}: median ${formatMs(t.medianMs)} ms ` +
+    `compile ${'workload' in t ? t.workload : t.ir} ranks=${t.ranks}: median ${formatMs(t.medianMs)} ms ` +
     `(p10 ${formatMs(t.p10Ms)}, p90 ${formatMs(t.p90Ms)}) over ${t.runs} runs`;
-  const { m, n, k } = t.shape;
-  const about = `  ${m}x${n}x${k} ${t.dtype}, ${t.tiles} tiles, ${t.chunks} chunks, order ${t.order}; median per pass:`;
+  const shape = 'workload' in t ? `${t.shape.m}x${t.shape.n}x${t.shape.k} ${t.dtype}, ` : '';
+  const about = `  ${shape}${t.tiles} tiles, ${t.chunks} chunks, order ${t.order}; median per pass:`;
   const passes = alignedTable(t.passes.map((p) => [`    ${p.pass}`, `${formatMs(p.medianMs)} ms`]));
   return [head, about, passes].join('\n');
 }

@@ -1,19 +1,21 @@
 /**
  * The `syncopate` command line, callable in-process: `main(argv, io)` returns the exit code and
- * writes only through `io`. Bad usage is one line on `err` and code 2; a kernel that does not compile
- * prints its diagnostics and gives 1; any other error is one line and 1 (its stack too with
- * `SYNCOPATE_DEBUG=1`).
+ * writes only through `io`. Bad usage (a file that cannot be read included) is one line on `err` and
+ * code 2; an IR or plan file that is malformed, or a kernel that does not compile, prints where and
+ * what and gives 1; any other error is one line and 1 (its stack too with `SYNCOPATE_DEBUG=1`).
  */
 import { formatDiagnostic, IRVerifyError } from '@syncopate/ir';
 import { CompileError } from '../errors.js';
 import { UsageError } from '../workloads/index.js';
 import { parseCommandLine, type Command } from './args.js';
 import { compileCommand, runCommand, type CliIO } from './commands.js';
+import { SourceError } from './source.js';
 import { usage } from './usage.js';
 
 export type { CliIO } from './commands.js';
 export { formatRunReport, quantile, timingStats, type TimingStats } from './report.js';
-export { parseCommandLine, type Command, type CompileCommand, type RunCommand } from './args.js';
+export { parseCommandLine, type Command, type CompileCommand, type KernelSource, type RunCommand } from './args.js';
+export { SourceError } from './source.js';
 export { usage } from './usage.js';
 
 export interface MainIO extends CliIO {
@@ -49,6 +51,12 @@ function reportThrown(thrown: unknown, io: MainIO): number {
   if (thrown instanceof UsageError) {
     io.err(`syncopate: ${oneLine(thrown.message)}`);
     return 2;
+  }
+  if (thrown instanceof SourceError) {
+    const [first, ...rest] = thrown.lines;
+    io.err(`syncopate: ${first ?? ''}`);
+    for (const line of rest) io.err(line);
+    return 1;
   }
   if (thrown instanceof CompileError || thrown instanceof IRVerifyError) {
     io.err(`syncopate: ${thrown instanceof CompileError ? 'the kernel did not compile' : 'the kernel is not valid IR'}:`);

@@ -14,6 +14,8 @@ export function usage(): string {
 
 usage:
   syncopate compile <workload> [options]   compile the workload; print its IR, plan or WGSL
+  syncopate compile --ir FILE [--plan FILE] [options]
+                                           compile a kernel written in the textual IR
   syncopate run <workload> [options]       run it on the GPUs and check it against a CPU reference
   syncopate help                           this text (also --help, -h)
 
@@ -28,6 +30,11 @@ options of compile and run:
   --order ORDER             tile order: ${RUN_ORDERS.join(', ')} (default chunk-arrival)
 
 compile:
+  --ir FILE                 compile the kernel in FILE (textual IR, docs/ir.md) instead of a workload;
+                            the file gives the ranks, shapes, dtypes and any chunks, so only --order
+                            of the options above applies
+  --plan FILE               a chunk plan in the JSON form (docs/plans.md): replaces the workload's
+                            plan; with --ir, its chunks are added to those the file declares
   --emit ${EMITS.join('|').padEnd(18)} what to print (default ir)
   --dump-ir-after PASS|all  also print the IR after these passes (comma-separated) or all of them:
                             ${defaultPipeline().map((p) => p.name).join(', ')}
@@ -44,7 +51,8 @@ run:
   --seed S                  seed of the inputs, 0 to 4294967295 (default ${DEFAULT_SEED})
   --json                    print the report as a JSON object
 
-exit codes: 0 success; 1 the kernel did not compile, a result was wrong, or another error;
-            2 bad usage (unknown command, workload or option, or a bad value)
+exit codes: 0 success; 1 the kernel did not compile (or its IR or plan file is malformed),
+            a result was wrong, or another error; 2 bad usage (unknown command, workload or
+            option, a bad value, or a file that cannot be read)
 set SYNCOPATE_DEBUG=1 to see the stack of an unexpected error.`;
 }
