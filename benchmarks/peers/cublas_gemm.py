@@ -1,39 +1,87 @@
-"""cuBLAS GEMM through PyTorch at the shapes our GEMM benchmark uses; prints one JSON line per shape.
+"""cuBLAS GEMM through PyTorch (torch.matmul), the peer of our standalone GEMM: square size³ products
+in f32 with TF32 off (f32 means f32, as in our WGSL GEMM) and in f16; one JSON line per size and dtype.
 
-    python3 benchmarks/peers/cublas_gemm.py [SIZE ...]
+    python3 benchmarks/peers/cublas_gemm.py [--sizes 4096 8192] [--dtypes f32 f16] [--init randn]
+
+Medians of back-to-back launches after warm-ups, each launch between two CUDA events, as our
+benchmark times its kernels (see benchmarks/README.md). One GPU.
 """
-import json
+from __future__ import annotations
+
+import argparse
 import sys
 
-import torch
+import peerlib
 
 
-def bench(size: int, dtype: torch.dtype, runs: int = 20) -> dict:
-    a = torch.randn(size, size, device="cuda", dtype=dtype)
-    b = torch.randn(size, size, device="cuda", dtype=dtype)
-    for _ in range(3):
-        a @ b
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        a @ b
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    ms = times[len(times) // 2]
-    return {"peer": "cublas", "size": size, "dtype": str(dtype).removeprefix("torch."), "ms": ms, "tflops": 2 * size**3 / (ms * 1e-3) / 1e12}
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sizes_pos", nargs="*", type=int, metavar="SIZE", help="sizes (same as --sizes; kept for the old command line)")
+    p.add_argument("--sizes", nargs="+", type=int, default=None, help="M=N=K of each product (default 4096 8192)")
+    p.add_argument("--dtypes", nargs="+", default=["f32", "f16"], help="f32 (TF32 off), f16, bf16 (default f32 f16)")
+    p.add_argument("--init", choices=("randn", "zeros"), default="randn",
+                   help="input values: random normal (default), or zeros as our benchmark uses (tensor cores draw less power on zeros)")
+    p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
+    peerlib.add_common_args(p, warmup=10, runs=20)
+    a = p.parse_args(argv)
+    a.sizes = a.sizes or a.sizes_pos or [4096, 8192]
+    a.dtypes = [peerlib.dtype_name(d) for d in a.dtypes]
+    return a
 
 
-def main() -> None:
-    torch.backends.cuda.matmul.allow_tf32 = False  # f32 means f32: no TF32 tensor cores
-    sizes = [int(s) for s in sys.argv[1:]] or [4096]
-    for size in sizes:
-        for dtype in (torch.float32, torch.float16):
-            print(json.dumps(bench(size, dtype)), flush=True)
+def plan(a: argparse.Namespace) -> list[dict]:
+    return [{"size": s, "dtype": d} for s in a.sizes for d in a.dtypes]
+
+
+def bench(torch, timer: peerlib.Timer, device, size: int, dtype_name: str, a: argparse.Namespace) -> dict:
+    dtype = getattr(torch, dtype_name)
+    make = torch.randn if a.init == "randn" else torch.zeros
+    x = make(size, size, device=device, dtype=dtype)
+    y = make(size, size, device=device, dtype=dtype)
+    out = torch.empty(size, size, device=device, dtype=dtype)
+    times = timer.run(lambda: torch.matmul(x, y, out=out), a.warmup, a.runs)
+    ms = peerlib.summarize(times)
+    del x, y, out
+    return {
+        "peer": "cublas",
+        "op": "gemm",
+        "size": size,
+        "shape": {"m": size, "n": size, "k": size},
+        "dtype": dtype_name,
+        "tf32": tf32_state(torch) if dtype_name == "float32" else None,
+        "init": a.init,
+        "ms": ms,
+        "tflops": peerlib.gemm_tflops(size, size, size, ms["median"]),
+    }
+
+
+def tf32_state(torch) -> bool | None:
+    try:
+        return bool(torch.backends.cuda.matmul.allow_tf32)
+    except Exception:  # torch refuses to say after a mix of its old and new TF32 switches
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    peerlib.keep_multicast_off()
+    if a.dry_run:
+        for item in plan(a):
+            peerlib.emit(peerlib.dry_run_record("cublas", {**item, "warmup": a.warmup, "runs": a.runs, "init": a.init}))
+        return 0
+    import torch
+
+    # Only the old switch: torch >= 2.9 refuses to report TF32 after a mix of the old and new APIs.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    device = torch.device("cpu") if a.cpu else torch.device("cuda", a.device)
+    if not a.cpu:
+        torch.cuda.set_device(device)
+    platform = peerlib.platform_record(torch, a.device, cpu=a.cpu)
+    timer = peerlib.Timer(torch, cpu=a.cpu)
+    for item in plan(a):
+        peerlib.emit({**bench(torch, timer, device, item["size"], item["dtype"], a), **platform})
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
