@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { gemmKernel, parse, planFromJson, type ChunkPlan } from '@syncopate/core';
-import { execute, formatRunReport, main, parseCommandLine, quantile, type CompileCommand } from '../src/cli/main.js';
+import { execute, formatRunReport, main, parseCommandLine, quantile, usage, type CompileCommand } from '../src/cli/main.js';
+import { readRepoFile } from './doc-sync.js';
 import { runWorkload } from '../src/run.js';
 import { workloads, type RunReport, type Workload } from '../src/workloads/index.js';
 
@@ -111,6 +112,12 @@ describe('syncopate compile', () => {
 });
 
 describe('help', () => {
+  it('is the text docs/cli.md shows', () => {
+    const doc = readRepoFile('docs/cli.md');
+    const shown = /```\n\$ syncopate help\n([\s\S]*?)\n```/.exec(doc)?.[1];
+    expect(shown).toBe(usage());
+  });
+
   const argvs = [[], ['help'], ['--help'], ['-h'], ['compile', '--help'], ['run', 'ag-gemm', '-h']];
   it.each(argvs.map((argv) => [argv]))('%j prints the usage', async (argv) => {
     const { code, out, err } = await cli(...argv);
