@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { gemmKernel, parse, planFromJson, type ChunkPlan } from '@syncopate/core';
 import { execute, formatRunReport, main, parseCommandLine, quantile, usage, type CompileCommand } from '../src/cli/main.js';
 import { readRepoFile } from './doc-sync.js';
+import { adapterBufferLimits, checkRunFits } from '../src/cli/limits.js';
 import { runWorkload } from '../src/run.js';
 import { workloads, type RunReport, type Workload } from '../src/workloads/index.js';
 
@@ -263,6 +264,27 @@ describe('syncopate run', () => {
     const failed = await cli('run', 'gemm-rs', '--json');
     expect(failed.code).toBe(1);
     expect(JSON.parse(failed.out)).toEqual(wrong);
+  });
+
+  it('refuses a shape whose tensors no storage buffer of the adapter can hold, before building inputs (exit code 2)', async () => {
+    const limits = await adapterBufferLimits();
+    if (limits === undefined) return; // no adapter here: the run itself says so
+    const { code, out, err } = await cli('run', 'ag-gemm', '--ranks', '2', '--m', '40000', '--n', '40000', '--k', '64');
+    expect(code).toBe(2);
+    expect(out).toBe('');
+    expect(err).toMatch(/^syncopate: ag-gemm 40000x40000x64: C \[40000, 40000\] for the 2 ranks on a device needs a buffer of 12207 MiB, more than the adapter's max\w+ of \d+ MiB$/);
+  });
+
+  it('checkRunFits counts the ranks that share a device and the dtype', () => {
+    const limits = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27 };
+    const o = { workload: 'ag-gemm', ranks: 4, shape: { m: 4096, n: 1024, k: 4096 }, dtype: 'f32', order: 'chunk-arrival', backend: 'auto', seed: 1 } as const;
+    // A is 64 MiB a rank: four ranks on one device need 256 MiB, two on each of two devices 128 MiB.
+    expect(() => checkRunFits(o, limits)).toThrow("ag-gemm 4096x1024x4096: A [4096, 4096] for the 4 ranks on a device needs a buffer of 256 MiB, more than the adapter's maxStorageBufferBindingSize of 128 MiB");
+    expect(() => checkRunFits({ ...o, devices: 2 }, limits)).not.toThrow();
+    expect(() => checkRunFits({ ...o, devices: 4, ranksPerDevice: 3 }, limits)).toThrow('for the 3 ranks on a device');
+    // In f16, A and B take half the bytes.
+    expect(() => checkRunFits({ ...o, ranks: 3, dtype: 'f16' }, limits)).not.toThrow();
+    expect(() => checkRunFits({ ...o, ranks: 3 }, limits)).toThrow('needs a buffer of 192 MiB');
   });
 
   it('formats a report as an aligned table', () => {

@@ -8,6 +8,7 @@ import { emitWgsl, runWorkload } from '../run.js';
 import type { CompileCommand, RunCommand } from './args.js';
 import { WARMUP_RUNS } from './args.js';
 import { alignedTable, formatMs, formatRunReport, timingStats, type TimingStats } from './report.js';
+import { adapterBufferLimits, checkRunFits } from './limits.js';
 import { formatDiagnosticIn, loadSource, planChunkNames, planOfModule, type LoadedSource } from './source.js';
 
 /** Where the CLI writes: each call is one line or block of lines, without its final newline. */
@@ -114,6 +115,8 @@ function formatCompileTiming(t: CompileTiming): string {
 }
 
 export async function runCommand(cmd: RunCommand, io: CliIO): Promise<number> {
+  const limits = await adapterBufferLimits();
+  if (limits !== undefined) checkRunFits(cmd.options, limits);
   const report = await runWorkload(cmd.options);
   io.out(cmd.json ? JSON.stringify(report, null, 2) : formatRunReport(report));
   return report.verified ? 0 : 1;
