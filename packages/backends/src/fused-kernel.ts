@@ -14,16 +14,21 @@ export interface TensorBinding {
 export interface FusedKernel {
   readonly wgsl: string;
   readonly entryPoint: 'main';
+  /** Ranks of the whole module; every tensor buffer holds a copy per rank (a mailbox for ranks elsewhere). */
   readonly ranks: number;
+  /** The ranks whose tiles this kernel runs. */
+  readonly localRanks: readonly number[];
   readonly tilesPerRank: number;
-  /** Workgroups that publish the chunk parts ready at launch; they take the first tickets. */
-  readonly commWorkgroups: number;
-  /** Workgroups to dispatch (one ticket each), as [x, y] within the per-dimension limit. */
-  readonly dispatch: readonly [number, number];
+  /**
+   * Per phase, the workgroups to dispatch as [x, y] (within the per-dimension limit), in order, all
+   * after one clear of the control buffer; [0, 0] for a phase with nothing to run. One phase unless
+   * chunks cross devices or are forced to peer-copy.
+   */
+  readonly phases: readonly (readonly [number, number])[];
   readonly workgroupSize: readonly [number, number];
   readonly tensors: readonly TensorBinding[];
   readonly control: { readonly binding: number; readonly layout: ControlLayout };
-  /** Read-only tables: each rank's tile order ([rank][ticket][axis]), then the chunk descriptors. */
+  /** Read-only tables: tile orders, phases, chunk descriptors (wgsl/tables.ts). */
   readonly tables: { readonly binding: number; readonly data: Uint32Array };
   /** Chunk names in index order (error codes and flags refer to indices). */
   readonly chunkNames: readonly string[];

@@ -79,8 +79,8 @@ describe('WGSL emission', () => {
     if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, fused.right.wgsl);
     expect(existsSync(file)).toBe(true);
     expect(fused.right.wgsl).toBe(readFileSync(file, 'utf8'));
-    expect(fused.right.commWorkgroups).toBe(2);
-    expect(fused.right.dispatch).toEqual([2 + 2 * 8, 1]);
+    // One phase: two token workgroups (each rank's own shard is ready at launch), then 2 ranks x 8 tiles.
+    expect(fused.right.phases).toEqual([[2 + 2 * 8, 1]]);
     // Rank 1 runs its own rows (tiles 2 and 3 of the grid's rows) first: chunk-arrival order.
     expect(Array.from(fused.right.tables.data.slice(16, 18))).toEqual([2, 0]);
   });

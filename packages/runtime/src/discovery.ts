@@ -125,6 +125,7 @@ export async function openDevices(count: number, options: OpenDevicesOptions = {
   }
 
   const gpus = options.gpus ?? listPciGpus(options.sysfsRoot);
+  if (gpus.length === 0 && count > 1) oneThreadPerSoftwareDevice();
   const opened: PlacedDeviceHandle[] = [];
   try {
     for (let i = 0; i < count; i++) {
@@ -146,6 +147,18 @@ export async function openDevices(count: number, options: OpenDevicesOptions = {
     throw error;
   }
   return opened;
+}
+
+/**
+ * Mesa's lavapipe gives every device a pool of worker threads, one per core. With several devices
+ * busy at once the pools oversubscribe the CPU, and a fused kernel's spin-waiting workgroups take the
+ * time slices its producers need: runs that take milliseconds alone took seconds, or timed out. One
+ * thread per device runs a dispatch's workgroups one after another in ticket order, so a wait finds
+ * its producer already done. Mesa reads LP_NUM_THREADS when it loads, so this only helps before the
+ * first adapter of the process; a value the user set is left alone.
+ */
+function oneThreadPerSoftwareDevice(): void {
+  process.env['LP_NUM_THREADS'] ??= '1';
 }
 
 function softwareDescription(handle: DeviceHandle): string {

@@ -91,27 +91,66 @@ export class PeerCopier {
     if (c.bytes % 4 !== 0 || c.bytes <= 0 || c.from.offset % 4 !== 0 || c.to.offset % 4 !== 0) {
       throw new UsageError(`peer copy of ${c.bytes} bytes at offsets ${c.from.offset} -> ${c.to.offset}: sizes and offsets must be positive multiples of 4`);
     }
-    const src = c.from.device.device;
-    const dst = c.to.device.device;
+    await this.move(c.from.device, c.from.buffer, c.to.device, c.to.buffer, [{ from: c.from.offset, to: c.to.offset, bytes: c.bytes }], 'done');
+  }
+
+  /**
+   * Moves `runs` (byte ranges at the same offsets in both buffers) in one staging round trip. With
+   * `settle: 'submitted'` it resolves once the copy into `to` is on the destination's queue: work
+   * submitted there afterwards sees the bytes, and the caller need not wait for the queue to drain.
+   */
+  async copyRuns(
+    from: { readonly device: DeviceHandle; readonly buffer: GPUBuffer },
+    to: { readonly device: DeviceHandle; readonly buffer: GPUBuffer },
+    runs: readonly { readonly offset: number; readonly bytes: number }[],
+    settle: 'done' | 'submitted' = 'done',
+  ): Promise<void> {
+    const bad = runs.find((r) => r.bytes % 4 !== 0 || r.bytes <= 0 || r.offset % 4 !== 0);
+    if (bad || runs.length === 0) {
+      throw new UsageError(`peer copy: runs must be non-empty, with offsets and sizes positive multiples of 4${bad ? `, got ${bad.bytes} bytes at ${bad.offset}` : ''}`);
+    }
+    await this.move(from.device, from.buffer, to.device, to.buffer, runs.map((r) => ({ from: r.offset, to: r.offset, bytes: r.bytes })), settle);
+  }
+
+  private async move(
+    source: DeviceHandle,
+    sourceBuffer: GPUBuffer,
+    target: DeviceHandle,
+    targetBuffer: GPUBuffer,
+    runs: readonly { readonly from: number; readonly to: number; readonly bytes: number }[],
+    settle: 'done' | 'submitted',
+  ): Promise<void> {
+    const src = source.device;
+    const dst = target.device;
+    const bytes = runs.reduce((n, r) => n + r.bytes, 0);
     const reads = this.pool(this.readPools, src, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
     const writes = this.pool(this.writePools, dst, GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC);
-    const readStaging = reads.take(c.bytes);
-    const writeStaging = writes.take(c.bytes);
+    const readStaging = reads.take(bytes);
+    const writeStaging = writes.take(bytes);
     try {
       const out = src.createCommandEncoder({ label: 'peer-copy out' });
-      out.copyBufferToBuffer(c.from.buffer, c.from.offset, readStaging, 0, c.bytes);
+      let packed = 0;
+      for (const r of runs) {
+        out.copyBufferToBuffer(sourceBuffer, r.from, readStaging, packed, r.bytes);
+        packed += r.bytes;
+      }
       src.queue.submit([out.finish()]);
       await Promise.all([
-        withTimeout(readStaging.mapAsync(GPUMapMode.READ, 0, c.bytes), this.timeoutMs, 'peer copy: reading the source', src),
-        withTimeout(writeStaging.mapAsync(GPUMapMode.WRITE, 0, c.bytes), this.timeoutMs, 'peer copy: mapping the destination staging', dst),
+        withTimeout(readStaging.mapAsync(GPUMapMode.READ, 0, bytes), this.timeoutMs, 'peer copy: reading the source', src),
+        withTimeout(writeStaging.mapAsync(GPUMapMode.WRITE, 0, bytes), this.timeoutMs, 'peer copy: mapping the destination staging', dst),
       ]);
-      new Uint8Array(writeStaging.getMappedRange(0, c.bytes)).set(new Uint8Array(readStaging.getMappedRange(0, c.bytes)));
+      new Uint8Array(writeStaging.getMappedRange(0, bytes)).set(new Uint8Array(readStaging.getMappedRange(0, bytes)));
       readStaging.unmap();
       writeStaging.unmap();
       const into = dst.createCommandEncoder({ label: 'peer-copy in' });
-      into.copyBufferToBuffer(writeStaging, 0, c.to.buffer, c.to.offset, c.bytes);
+      packed = 0;
+      for (const r of runs) {
+        into.copyBufferToBuffer(writeStaging, packed, targetBuffer, r.to, r.bytes);
+        packed += r.bytes;
+      }
       dst.queue.submit([into.finish()]);
-      await withTimeout(dst.queue.onSubmittedWorkDone(), this.timeoutMs, 'peer copy: writing the destination', dst);
+      // A staging buffer given back now is safe: mapping it again waits for this copy to finish.
+      if (settle === 'done') await withTimeout(dst.queue.onSubmittedWorkDone(), this.timeoutMs, 'peer copy: writing the destination', dst);
     } finally {
       if (readStaging.mapState === 'mapped') readStaging.unmap();
       if (writeStaging.mapState === 'mapped') writeStaging.unmap();

@@ -36,8 +36,12 @@ export interface ChunkPart {
   readonly index: number;
   readonly chunk: number;
   readonly region: Box;
-  /** Requirements before the part can be published. */
+  /** Requirements before the part can be published when every rank shares one device: arrivals × sides + feeders. */
   readonly need: number;
+  /** Tiles of one side (the source rank's, and as many of a reduce-add's destination) whose stores meet the part. */
+  readonly arrivals: number;
+  /** Parts of earlier chunks whose data this part forwards. */
+  readonly feeders: number;
   /** Parts whose requirements this part's publication counts towards. */
   readonly dependents: readonly number[];
   /** Reduce-adds onto the same elements of one rank share a lock; −1 for copies and unshared adds. */
@@ -116,7 +120,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
   });
 
   const entries: ChunkEntry[] = [];
-  const partList: { index: number; chunk: number; region: Box; need: number; dependents: number[]; lock: number }[] = [];
+  const partList: { index: number; chunk: number; region: Box; need: number; arrivals: number; feeders: number; dependents: number[]; lock: number }[] = [];
   const lockBase = new Map<number, number>();
   let locks = 0;
   chunks.forEach((chunk, index) => {
@@ -131,7 +135,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
     entries.push({ index, chunk, firstPart: partList.length, parts: count, partRows, ...(storeRows[index] ? { storeRows: storeRows[index] } : {}) });
     for (let p = 0; p < count; p++) {
       const region = { lo: [lo + p * partRows, ...chunk.region.lo.slice(1)], hi: [Math.min(lo + (p + 1) * partRows, hi), ...chunk.region.hi.slice(1)] };
-      partList.push({ index: partList.length, chunk: index, region, need: 0, dependents: [], lock: g >= 0 ? lockBase.get(g)! + p : -1 });
+      partList.push({ index: partList.length, chunk: index, region, need: 0, arrivals: 0, feeders: 0, dependents: [], lock: g >= 0 ? lockBase.get(g)! + p : -1 });
     }
   });
 
@@ -143,7 +147,10 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
     const sides = e.chunk.kind === 'reduce-add' ? 2 : 1;
     forEachTile(box, (tile) => {
       const counted = partsStoredBy(e, tile, pidAxis);
-      for (const p of counted) partList[e.firstPart + p]!.need += sides;
+      for (const p of counted) {
+        partList[e.firstPart + p]!.need += sides;
+        partList[e.firstPart + p]!.arrivals++;
+      }
       const key = tile.join();
       maxPerTile.set(key, (maxPerTile.get(key) ?? 0) + counted.length);
     });
@@ -158,6 +165,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
           const to = partList[c.firstPart + p]!;
           if (overlap(rowsOf(from.region), rowsOf(to.region))) {
             to.need++;
+            to.feeders++;
             from.dependents.push(to.index);
           }
         }

@@ -5,7 +5,7 @@
  * Per part, DESCRIPTOR_WORDS words: chunk, tensor, kind (0 copy, 1 reduce-add), lock (or NO_LOCK), src,
  * dst, need, first dependent (an offset from the first descriptor), dependent count, elements, then
  * lo and extent for MAX_DIMS axes (the part's axes, right-aligned: leading unused axes have lo 0,
- * extent 1). The dependents lists follow the descriptors, then the parts ready at launch.
+ * extent 1). The dependents lists follow the descriptors.
  */
 import type { ChunkTable } from './chunk-table.js';
 
@@ -31,10 +31,10 @@ export const FIELD = {
 export interface ChunkDescriptors {
   readonly words: readonly number[];
   readonly dependentsAt: number;
-  readonly readyAt: number;
 }
 
-export function chunkDescriptors(table: ChunkTable, tensorIndex: (name: string) => number): ChunkDescriptors {
+/** `need[p]`: part p's requirements on the device the descriptors are for (see placement/device-view.ts). */
+export function chunkDescriptors(table: ChunkTable, need: readonly number[], tensorIndex: (name: string) => number): ChunkDescriptors {
   const descriptors: number[] = [];
   const dependents: number[] = [];
   const dependentsAt = table.parts.length * DESCRIPTOR_WORDS;
@@ -50,7 +50,7 @@ export function chunkDescriptors(table: ChunkTable, tensorIndex: (name: string) 
       part.lock < 0 ? NO_LOCK : part.lock,
       chunk.src,
       chunk.dst,
-      part.need,
+      need[part.index]!,
       dependentsAt + dependents.length,
       part.dependents.length,
       extents.reduce((a, b) => a * b, 1),
@@ -61,6 +61,5 @@ export function chunkDescriptors(table: ChunkTable, tensorIndex: (name: string) 
     );
     dependents.push(...part.dependents);
   }
-  const readyAt = dependentsAt + dependents.length;
-  return { words: [...descriptors, ...dependents, ...table.ready], dependentsAt, readyAt };
+  return { words: [...descriptors, ...dependents], dependentsAt };
 }

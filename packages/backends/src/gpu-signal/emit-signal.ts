@@ -49,7 +49,6 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   w.line(`const COUNTERS: u32 = ${layout.counters}u;`);
   w.line(`const LOCKS: u32 = ${layout.locks}u;`);
   w.line(`const PARTS_AT: u32 = ${ctx.chunksAt}u;`);
-  w.line(`const READY_AT: u32 = ${ctx.chunksAt + ctx.descriptors.readyAt}u;`);
   w.line(`const DESCRIPTOR_WORDS: u32 = ${DESCRIPTOR_WORDS}u;`);
   w.line(`const NO_LOCK: u32 = ${NO_LOCK}u;`);
   w.line('const NONE: u32 = 0xffffffffu;');
@@ -170,11 +169,13 @@ function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
   w.line();
 }
 
-/** The first tickets each publish one part that is ready at launch (and what that completes). */
-export function emitCommWorkgroups(w: WgslWriter, ctx: SignalContext): void {
-  if (ctx.table.ready.length === 0) return;
-  w.block('if (ticket < COMM_WORKGROUPS)', () => {
-    w.line('if (lid == 0u) { wg_pending[0] = tables[READY_AT + ticket]; wg_pending_count = 1u; }');
+/**
+ * A phase's first tickets each count one token: a part that is ready at launch, or whose bytes the
+ * host put in place before the phase (peer-copy). Counting it may complete the part: then publish it.
+ */
+export function emitTokenWorkgroups(w: WgslWriter): void {
+  w.block('if (local_ticket < tokens)', () => {
+    w.line('if (lid == 0u) { wg_pending_count = 0u; count_requirement(tables[tables[row + 2u] + local_ticket]); }');
     w.line('publish_pending(lid);');
     w.line('return;');
   });

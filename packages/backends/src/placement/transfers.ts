@@ -1,0 +1,50 @@
+/**
+ * The bytes a peer-copy chunk moves: its region of the source rank's copy of the tensor, as
+ * contiguous runs of the row-major buffer. The destination device keeps a copy slot for every rank,
+ * so the runs land at the same offsets there (the source rank's slot is that device's mailbox; the
+ * kernel's token workgroups then copy or add it into the destination rank's slot).
+ */
+import type { ChunkDecl } from '@syncopate/ir';
+import type { TensorBinding } from '../fused-kernel.js';
+
+export interface ByteRun {
+  readonly offset: number;
+  readonly bytes: number;
+}
+
+export interface ChunkTransfer {
+  readonly chunk: number;
+  readonly name: string;
+  readonly tensor: string;
+  readonly runs: readonly ByteRun[];
+  readonly bytes: number;
+}
+
+/** Runs of `chunk`'s region in the source rank's slot; throws RangeError where WebGPU's 4-byte copy alignment does not hold. */
+export function chunkTransfer(chunk: ChunkDecl, index: number, t: TensorBinding): ChunkTransfer {
+  const size = t.dtype === 'f16' ? 2 : 4;
+  const { lo, hi } = chunk.region;
+  const strides = t.shape.map((_, i) => t.shape.slice(i + 1).reduce((a, b) => a * b, 1));
+  const last = t.shape.length - 1;
+  const rowElements = hi[last]! - lo[last]!;
+  const runs: ByteRun[] = [];
+  const visit = (axis: number, at: number) => {
+    if (axis === last) {
+      const offset = (chunk.src * t.elementsPerRank + at + lo[last]!) * size;
+      const previous = runs[runs.length - 1];
+      if (previous && previous.offset + previous.bytes === offset) runs[runs.length - 1] = { offset: previous.offset, bytes: previous.bytes + rowElements * size };
+      else runs.push({ offset, bytes: rowElements * size });
+      return;
+    }
+    for (let x = lo[axis]!; x < hi[axis]!; x++) visit(axis + 1, at + x * strides[axis]!);
+  };
+  visit(0, 0);
+  const misaligned = runs.find((r) => r.offset % 4 !== 0 || r.bytes % 4 !== 0);
+  if (misaligned) {
+    throw new RangeError(
+      `chunk %${chunk.value.name} of ${t.dtype} tensor @${t.name}: a run of ${misaligned.bytes} bytes at ${misaligned.offset} is not 4-byte aligned, ` +
+        'which WebGPU copies need: give f16 chunks even column ranges',
+    );
+  }
+  return { chunk: index, name: chunk.value.name, tensor: t.name, runs, bytes: runs.reduce((n, r) => n + r.bytes, 0) };
+}

@@ -1,0 +1,64 @@
+/**
+ * The read-only tables a fused kernel reads, in one u32 buffer:
+ *   every rank's tile order ([rank][position][axis]),
+ *   the device's ranks,
+ *   one row per phase: first ticket, token count, where its tokens are, then per local rank the
+ *   start and count of its range of positions,
+ *   the token lists,
+ *   the chunk part descriptors (gpu-signal/descriptors.ts).
+ * A workgroup finds its phase from its ticket: tickets run on across phases, and each phase's
+ * dispatch is padded to whole rows of workgroups that its row accounts for.
+ */
+import { scheduleTable, type Module } from '@syncopate/ir';
+import type { ChunkTable } from '../gpu-signal/chunk-table.js';
+import { chunkDescriptors } from '../gpu-signal/descriptors.js';
+import type { DeviceView } from '../placement/device-view.js';
+
+const MAX_DISPATCH = 65535;
+
+export interface KernelTables {
+  readonly data: Uint32Array;
+  readonly localRanksAt: number;
+  readonly phasesAt: number;
+  readonly phaseWords: number;
+  readonly chunksAt: number;
+  /** Per phase: workgroups to dispatch as [x, y]; [0, 0] for a phase with nothing to do. */
+  readonly dispatches: readonly (readonly [number, number])[];
+}
+
+/** Workgroups as [x, y] within the per-dimension limit; x·y may exceed `total` by less than a row. */
+export function dispatchShape(total: number): [number, number] {
+  if (total === 0) return [0, 0];
+  const x = Math.min(total, MAX_DISPATCH);
+  return [x, Math.ceil(total / x)];
+}
+
+export function kernelTables(module: Module, table: ChunkTable, view: DeviceView, tensorIndex: (name: string) => number): KernelTables {
+  const grid = module.kernel.grid;
+  const tiles = grid.reduce((a, b) => a * b, 1);
+  const words: number[] = new Array<number>(module.ranks * tiles * grid.length);
+  for (let r = 0; r < module.ranks; r++) {
+    scheduleTable(module.kernel.scheduler.order, grid, r).forEach((tile, position) =>
+      tile.forEach((x, axis) => (words[(r * tiles + position) * grid.length + axis] = x)),
+    );
+  }
+  const localRanksAt = words.length;
+  words.push(...view.ranks);
+  const phasesAt = words.length;
+  const phaseWords = 3 + 2 * view.ranks.length;
+  let tokensAt = phasesAt + phaseWords * view.phases.length;
+  let ticket = 0;
+  const dispatches: [number, number][] = [];
+  for (const phase of view.phases) {
+    const widest = Math.max(0, ...phase.tiles.map((t) => t.count));
+    const shape = dispatchShape(phase.tokens.length + view.ranks.length * widest);
+    dispatches.push(shape);
+    words.push(ticket, phase.tokens.length, tokensAt, ...phase.tiles.flatMap((t) => [t.start, t.count]));
+    ticket += shape[0] * shape[1];
+    tokensAt += phase.tokens.length;
+  }
+  for (const phase of view.phases) words.push(...phase.tokens);
+  const chunksAt = words.length;
+  words.push(...chunkDescriptors(table, view.need, tensorIndex).words);
+  return { data: Uint32Array.from(words), localRanksAt, phasesAt, phaseWords, chunksAt, dispatches };
+}

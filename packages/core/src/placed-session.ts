@@ -1,0 +1,133 @@
+/**
+ * A kernel whose ranks are placed on several devices: one FusedSession per device, and the host
+ * moving peer-copy chunks between them. Each device submits its phases in order; before a phase it
+ * waits (bounded) until the chunks that land in it are on its queue, and right after submitting a
+ * phase it starts the transfers of the chunks that phase completed. So the copy of one phase's
+ * chunks overlaps the next phases' compute on both devices.
+ */
+import { chunkTransfer, type ChunkTransfer, type PlacedKernels } from '@syncopate/backends';
+import type { Module } from '@syncopate/ir';
+import { GpuTimeoutError, PeerCopier, type DeviceHandle, type RunResult } from '@syncopate/runtime';
+import { FusedSession } from './session.js';
+import type { TensorData } from './workloads/index.js';
+
+interface Deferred {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(e: unknown): void;
+}
+
+/** A chunk's bytes and the devices it goes between. */
+interface Route extends ChunkTransfer {
+  readonly from: number;
+  readonly to: number;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  promise.catch(() => undefined); // a transfer nobody waited for must not become an unhandled rejection
+  return { promise, resolve, reject };
+}
+
+export interface PlacedSessionOptions {
+  /** Longest wait on any one GPU promise or transfer (default 30 s). */
+  readonly timeoutMs?: number;
+  /** Tensors that will be read back. */
+  readonly read?: readonly string[];
+}
+
+export class PlacedSession {
+  private constructor(
+    private readonly placed: PlacedKernels,
+    private readonly devices: readonly DeviceHandle[],
+    private readonly sessions: readonly FusedSession[],
+    private readonly transfers: ReadonlyMap<number, Route>,
+    private readonly copier: PeerCopier,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** `devices[d]` runs `placed.devices[d]`; every device gets every input (the copies of ranks elsewhere are mailboxes). */
+  static async open(devices: readonly DeviceHandle[], module: Module, placed: PlacedKernels, inputs: TensorData, options: PlacedSessionOptions = {}): Promise<PlacedSession> {
+    if (devices.length < placed.devices.length) {
+      throw new RangeError(`the kernels are placed on ${placed.devices.length} devices, but ${devices.length} were given`);
+    }
+    const tensors = placed.devices[0]!.kernel.tensors;
+    const transfers = new Map<number, Route>();
+    module.chunks.forEach((c, i) => {
+      const [from, to] = [placed.rankDevice[c.src]!, placed.rankDevice[c.dst]!];
+      if (from !== to) transfers.set(i, { ...chunkTransfer(c, i, tensors.find((t) => t.name === c.tensor)!), from, to });
+    });
+    const sessions: FusedSession[] = [];
+    try {
+      for (const [d, { kernel }] of placed.devices.entries()) sessions.push(await FusedSession.open(devices[d]!, kernel, inputs, options));
+    } catch (e) {
+      sessions.forEach((s) => s.destroy());
+      throw e;
+    }
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    return new PlacedSession(placed, devices, sessions, transfers, new PeerCopier({ timeoutMs }), timeoutMs);
+  }
+
+  /** Bytes moved between devices per run. */
+  get transferBytes(): number {
+    return [...this.transfers.values()].reduce((n, t) => n + t.bytes, 0);
+  }
+
+  /** One run over all devices; `wallMs` from the first submit until every device is done. */
+  async run(): Promise<RunResult> {
+    const landed = new Map([...this.transfers.keys()].map((c) => [c, deferred()]));
+    let failure: unknown;
+    const fail = (e: unknown) => {
+      failure ??= e;
+      for (const d of landed.values()) d.reject(failure);
+    };
+    const send = (c: number) => {
+      const { from, to, tensor, runs } = this.transfers.get(c)!;
+      this.copier
+        .copyRuns(
+          { device: this.devices[from]!, buffer: this.sessions[from]!.tensorBuffer(tensor) },
+          { device: this.devices[to]!, buffer: this.sessions[to]!.tensorBuffer(tensor) },
+          runs,
+          'submitted',
+        )
+        .then(() => landed.get(c)!.resolve(), fail);
+    };
+    const start = performance.now();
+    const loops = this.placed.devices.map(async ({ view }, d) => {
+      const session = this.sessions[d]!;
+      view.sendsAtLaunch.forEach(send);
+      const running: Promise<RunResult>[] = [];
+      for (const [p, phase] of view.phases.entries()) {
+        await Promise.all(phase.lands.map((c) => landed.get(c)!.promise));
+        running.push(session.launchPhase(p));
+        phase.sends.forEach(send);
+      }
+      await Promise.all(running);
+    });
+    // Every wait inside is bounded; this bounds the whole, should a transfer never start.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const limit = new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new GpuTimeoutError('a run over several devices', 4 * this.timeoutMs)), 4 * this.timeoutMs)));
+    try {
+      await Promise.race([Promise.all(loops.map((l) => l.catch(fail))), limit]);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (failure !== undefined) throw failure;
+    const wallMs = performance.now() - start;
+    for (const s of this.sessions) await s.checkKernelErrors();
+    return { wallMs, timing: 'wall-clock' };
+  }
+
+  /** A tensor per rank, each rank's copy from the device it ran on. */
+  async read(name: string): Promise<Float32Array[]> {
+    const perDevice = await Promise.all(this.sessions.map((s) => s.read(name)));
+    return this.placed.rankDevice.map((d, r) => perDevice[d]![r]!);
+  }
+
+  destroy(): void {
+    this.sessions.forEach((s) => s.destroy());
+    this.copier.destroy();
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * A fused kernel ready to run on one device: buffers allocated and uploaded (a copy of every tensor
+ * per rank), pipeline compiled, launched phase by phase.
+ */
+import { SyncopateError } from '@syncopate/ir';
+import { CONTROL, KERNEL_ERRORS, tensorBytes, type FusedKernel, type TensorBinding } from '@syncopate/backends';
+import { Executor, type DeviceHandle, type RunResult } from '@syncopate/runtime';
+import { fromHalfBits, toHalfBits } from './half.js';
+import { UsageError, type TensorData } from './workloads/index.js';
+
+/** A fused kernel gave up waiting: `chunk` never reached `rank` (or its lock was never free). */
+export class ChunkTimeoutError extends SyncopateError {
+  constructor(
+    readonly reason: (typeof KERNEL_ERRORS)[keyof typeof KERNEL_ERRORS],
+    readonly chunk: string,
+    readonly rank: number,
+  ) {
+    super(
+      reason === 'wait-timeout'
+        ? `rank ${rank} timed out waiting for chunk %${chunk}: it was never published`
+        : `rank ${rank} timed out waiting for the lock of chunk %${chunk}`,
+    );
+  }
+}
+
+const tensorBuffer = (name: string) => `tensor:${name}`;
+
+/** Every rank's copy of a tensor, back to back, as the fused kernel binds it: f32, or half bits for f16. */
+function packRanks(t: TensorBinding, perRank: readonly Float32Array[]): Float32Array | Uint16Array {
+  const elements = perRank[0]?.length ?? 0;
+  const out = new Float32Array(elements * perRank.length);
+  perRank.forEach((data, r) => out.set(data, r * elements));
+  return t.dtype === 'f16' ? toHalfBits(out) : out;
+}
+
+/** The inverse of `packRanks`, from the buffer as read back (f16 buffers end in padding to a word). */
+function unpackRanks(t: TensorBinding, buffer: ArrayBuffer, ranks: number): Float32Array[] {
+  const elements = t.elementsPerRank;
+  const data = t.dtype === 'f16' ? fromHalfBits(new Uint16Array(buffer, 0, elements * ranks)) : new Float32Array(buffer, 0, elements * ranks);
+  return Array.from({ length: ranks }, (_, r) => data.slice(r * elements, (r + 1) * elements));
+}
+
+export interface FusedRun {
+  /** Every tensor per rank after the run. */
+  readonly tensors: TensorData;
+  readonly run: RunResult;
+}
+
+/**
+ * A fused kernel ready to run on one device: buffers allocated and uploaded, pipeline compiled.
+ * `run` can be called again (benchmarks): it clears the control buffer (tickets, flags, counters)
+ * first; the kernel's own writes make it idempotent on the tensors.
+ */
+export class FusedSession {
+  private constructor(
+    private readonly executor: Executor,
+    private readonly fused: FusedKernel,
+    private readonly kernel: Awaited<ReturnType<Executor['compile']>>,
+  ) {}
+
+  static async open(device: DeviceHandle, fused: FusedKernel, inputs: TensorData, options: { timeoutMs?: number; read?: readonly string[] } = {}): Promise<FusedSession> {
+    if (fused.usesF16 && !device.features.includes('shader-f16')) {
+      const f16 = fused.tensors.filter((t) => t.dtype === 'f16').map((t) => t.name);
+      // missingFeatures lists what was asked for and the adapter lacks; otherwise the caller left it out.
+      const why = device.missingFeatures.includes('shader-f16')
+        ? 'the adapter has no shader-f16'
+        : 'the device was opened without shader-f16 (add it to requiredFeatures)';
+      throw new UsageError(`the kernel has f16 tensors (${f16.join(', ')}), but ${why}: use --dtype f32`);
+    }
+    const executor = Executor.create(device, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+    try {
+      await executor.allocate([
+        ...fused.tensors.map((t) => ({
+          name: tensorBuffer(t.name),
+          bytes: tensorBytes(t, fused.ranks),
+          usage: 'storage' as const,
+          init: packRanks(t, inputs[t.name] ?? []),
+          readback: options.read?.includes(t.name) ?? false,
+        })),
+        { name: 'control', bytes: fused.control.layout.words * 4, usage: 'storage', readback: true },
+        { name: 'tables', bytes: fused.tables.data.byteLength, usage: 'storage', init: fused.tables.data },
+      ]);
+      const kernel = await executor.compile({
+        name: 'fused',
+        wgsl: fused.wgsl,
+        entryPoint: fused.entryPoint,
+        bindings: [
+          ...fused.tensors.map((t) => ({ binding: t.binding, buffer: tensorBuffer(t.name) })),
+          { binding: fused.control.binding, buffer: 'control' },
+          { binding: fused.tables.binding, buffer: 'tables' },
+        ],
+        workgroups: [0],
+      });
+      return new FusedSession(executor, fused, kernel);
+    } catch (e) {
+      executor.destroy();
+      throw e;
+    }
+  }
+
+  /** One launch; throws `ChunkTimeoutError` when a spin-wait of the kernel gave up. */
+  async run(): Promise<RunResult> {
+    return this.runBackToBack(1);
+  }
+
+  /**
+   * Submits one phase (the first clears the control buffer) and resolves when it is done. The
+   * submission happens before this returns, so the caller can queue what must follow it (a peer
+   * copy of what the phase completed) and the next phase without waiting. Check the kernel's errors
+   * with `checkKernelErrors` once every phase is done.
+   */
+  launchPhase(phase: number): Promise<RunResult> {
+    const workgroups = this.fused.phases[phase]!;
+    return this.executor.run([{ kernel: this.kernel, workgroups, ...(phase === 0 ? { clear: ['control'] } : {}) }], { timing: false });
+  }
+
+  /** Throws `ChunkTimeoutError` when a spin-wait of the last run gave up. */
+  async checkKernelErrors(): Promise<void> {
+    const control = new Uint32Array(await this.executor.read('control'));
+    const code = control[CONTROL.errorCode]!;
+    if (code !== 0) {
+      const reason = KERNEL_ERRORS[code as keyof typeof KERNEL_ERRORS] ?? 'wait-timeout';
+      throw new ChunkTimeoutError(reason, this.fused.chunkNames[control[CONTROL.errorChunk]!] ?? '?', control[CONTROL.errorRank]!);
+    }
+  }
+
+  /** The GPU buffer of a tensor (every rank's copy), for peer copies. */
+  tensorBuffer(name: string): GPUBuffer {
+    return this.executor.buffer(tensorBuffer(name));
+  }
+
+  /**
+   * `count` launches in one submission, the control buffer cleared on the GPU before each: no host
+   * round trip between them, so the GPU stays busy (and its clocks up) as it would in a model.
+   * Only the last launch's errors can be seen afterwards; check correctness with `run`.
+   */
+  async runBackToBack(count: number): Promise<RunResult> {
+    const launches = this.fused.phases.filter((w) => w[0] > 0).map((workgroups, i) => ({ kernel: this.kernel, workgroups, ...(i === 0 ? { clear: ['control'] } : {}) }));
+    const result = await this.executor.run(Array.from({ length: count }, () => launches).flat());
+    // One figure per run: the sum of its phases.
+    const gpuMs = result.gpuMs && Array.from({ length: count }, (_, i) => result.gpuMs!.slice(i * launches.length, (i + 1) * launches.length).reduce((a, b) => a + b, 0));
+    await this.checkKernelErrors();
+    return gpuMs ? { ...result, gpuMs } : result;
+  }
+
+  /** A tensor, per rank, as f32 (f16 tensors converted exactly). */
+  async read(name: string): Promise<Float32Array[]> {
+    const buffer = await this.executor.read(tensorBuffer(name));
+    return unpackRanks(this.fused.tensors.find((t) => t.name === name)!, buffer, this.fused.ranks);
+  }
+
+  destroy(): void {
+    this.executor.destroy();
+  }
+}
+

@@ -1,0 +1,51 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDevices, type DeviceHandle } from '@syncopate/runtime';
+import { runWorkload } from '../src/run.js';
+import type { RunOptions } from '../src/workloads/index.js';
+
+// Fresh devices from the software adapter for each test (one requestAdapter each).
+let handles: DeviceHandle[];
+beforeEach(async () => {
+  handles = await openDevices(4, { gpus: [], device: { requiredLimits: 'adapter-max' } });
+});
+afterEach(() => handles?.forEach((h) => h.close()));
+
+const base = { dtype: 'f32', backend: 'auto', seed: 11, order: 'chunk-arrival' } as const;
+
+describe('ranks on several devices: peer-copy between them, gpu-signal within', () => {
+  const cases: (RunOptions & { devices: number })[] = [];
+  for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
+    cases.push({ ...base, workload, ranks: 2, devices: 2, shape: { m: 64, n: 32, k: 32 } });
+    cases.push({ ...base, workload, ranks: 4, devices: 2, shape: { m: 64, n: 32, k: 32 } });
+    cases.push({ ...base, workload, ranks: 4, devices: 4, shape: { m: 64, n: 32, k: 32 } });
+    cases.push({ ...base, workload, ranks: 3, devices: 3, shape: { m: 100, n: 40, k: 24 } });
+    cases.push({ ...base, workload, ranks: 8, devices: 4, shape: { m: 128, n: 32, k: 16 } });
+    cases.push({ ...base, workload, ranks: 6, devices: 3, ranksPerDevice: 2, shape: { m: 96, n: 32, k: 24 } });
+    // Two ranks per device on four devices leaves the fourth unused: the report counts devices used.
+    cases.push({ ...base, workload, ranks: 5, devices: 4, ranksPerDevice: 2, shape: { m: 80, n: 32, k: 16 } });
+    cases.push({ ...base, workload, ranks: 4, devices: 2, chunksPerRank: 2, shape: { m: 128, n: 32, k: 32 } });
+    cases.push({ ...base, workload, ranks: 4, devices: 2, order: 'row-major', shape: { m: 64, n: 32, k: 32 } });
+  }
+
+  it.each(cases)('$workload ranks=$ranks devices=$devices per-device=$ranksPerDevice chunks=$chunksPerRank order=$order', async (o) => {
+    const report = await runWorkload({ ...o, handles: handles.slice(0, o.devices), codegen: { spinLimit: 1 << 16 } });
+    expect(report.maxAbsError).toBe(0);
+    expect(report.verified).toBe(true);
+    expect(report.devices).toBe(Math.ceil(o.ranks / (o.ranksPerDevice ?? Math.ceil(o.ranks / o.devices))));
+    expect(report.backend).toBe(o.ranks === o.devices ? 'peer-copy' : 'gpu-signal+peer-copy');
+  }, 120_000);
+
+  it('runs every chunk as a phase boundary when the plan forces peer-copy on one device', async () => {
+    for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
+      const report = await runWorkload({ ...base, workload, ranks: 4, backend: 'peer-copy', shape: { m: 64, n: 32, k: 32 }, handles: handles.slice(0, 1) });
+      expect(report.maxAbsError).toBe(0);
+      expect(report.backend).toBe('peer-copy');
+      expect(report.devices).toBe(1);
+    }
+  }, 120_000);
+
+  it('refuses gpu-signal forced between devices, naming the chunk and the devices', async () => {
+    const run = runWorkload({ ...base, workload: 'ag-gemm', ranks: 2, backend: 'gpu-signal', shape: { m: 64, n: 32, k: 32 }, handles: handles.slice(0, 2) });
+    await expect(run).rejects.toThrow(/chunk %c\d+ is forced to gpu-signal, but ranks \d and \d are on devices \d and \d/);
+  });
+});
