@@ -75,34 +75,42 @@ export class PlacedSession {
     return [...this.transfers.values()].reduce((n, t) => n + t.bytes, 0);
   }
 
-  /** One run over all devices; `wallMs` from the first submit until every device is done. */
-  async run(): Promise<RunResult> {
+  /**
+   * One run over all devices; `wallMs` from the first submit until every device is done. With
+   * `overlap: false` (a baseline for benchmarks) each device waits for every phase to finish and for
+   * its chunks to land before going on, so no transfer runs beside that device's compute.
+   */
+  async run(options: { readonly overlap?: boolean } = {}): Promise<RunResult> {
+    const overlap = options.overlap ?? true;
     const landed = new Map([...this.transfers.keys()].map((c) => [c, deferred()]));
     let failure: unknown;
     const fail = (e: unknown) => {
       failure ??= e;
       for (const d of landed.values()) d.reject(failure);
     };
-    const send = (c: number) => {
+    const send = (c: number): Promise<void> => {
       const { from, to, tensor, runs } = this.transfers.get(c)!;
-      this.copier
+      return this.copier
         .copyRuns(
           { device: this.devices[from]!, buffer: this.sessions[from]!.tensorBuffer(tensor) },
           { device: this.devices[to]!, buffer: this.sessions[to]!.tensorBuffer(tensor) },
           runs,
-          'submitted',
+          overlap ? 'submitted' : 'done',
         )
         .then(() => landed.get(c)!.resolve(), fail);
     };
     const start = performance.now();
     const loops = this.placed.devices.map(async ({ view }, d) => {
       const session = this.sessions[d]!;
-      view.sendsAtLaunch.forEach(send);
+      const sending = view.sendsAtLaunch.map(send);
+      if (!overlap) await Promise.all(sending);
       const running: Promise<RunResult>[] = [];
       for (const [p, phase] of view.phases.entries()) {
         await Promise.all(phase.lands.map((c) => landed.get(c)!.promise));
         running.push(session.launchPhase(p));
-        phase.sends.forEach(send);
+        if (!overlap) await running[running.length - 1];
+        const sent = phase.sends.map(send);
+        if (!overlap) await Promise.all(sent);
       }
       await Promise.all(running);
     });
