@@ -20,7 +20,17 @@ export interface OpenGpuOptions {
    * Node has no timing attacks to fear. Node only.
    */
   readonly timestampQuantization?: boolean;
+  /**
+   * Enable the Dawn features that let NVIDIA's Vulkan adapter offer `shader-f16` and
+   * `chromium-experimental-subgroup-matrix` (default true): `allow_unsafe_apis` (the subgroup-matrix
+   * feature is experimental) and `vulkan_enable_f16_on_nvidia`. Adapters that lack them are unaffected.
+   * Node only.
+   */
+  readonly tensorCores?: boolean;
 }
+
+/** The Dawn features `tensorCores` enables (DESIGN.md, facts: tensor cores from WGSL). */
+export const TENSOR_CORE_FEATURES = ['allow_unsafe_apis', 'vulkan_enable_f16_on_nvidia'] as const;
 
 type DawnModule = { create(options: string[]): GPU; globals: object };
 
@@ -36,9 +46,12 @@ const isNode = typeof process !== 'undefined' && typeof process.versions?.node =
  * how a second physical GPU is opened (see DESIGN.md, Runtime).
  */
 export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuHandle> {
-  const toggles = options.timestampQuantization
+  let toggles = options.timestampQuantization
     ? [...(options.toggles ?? [])]
     : withDisabledFeature(options.toggles ?? [], 'timestamp_quantization');
+  if (options.tensorCores ?? true) {
+    for (const feature of TENSOR_CORE_FEATURES) toggles = withDawnFeature(toggles, 'enable', feature);
+  }
   const powerPreference = options.powerPreference;
   if (!isNode) {
     const gpu = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
@@ -59,7 +72,12 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuHandle> 
 
 /** Dawn reads each `key=value` option once, so a feature to disable joins the caller's own list. */
 export function withDisabledFeature(toggles: readonly string[], feature: string): string[] {
-  const key = 'disable-dawn-features=';
+  return withDawnFeature(toggles, 'disable', feature);
+}
+
+/** Adds `feature` to the caller's `enable-dawn-features=` (or `disable-…`) option, or adds that option. */
+export function withDawnFeature(toggles: readonly string[], how: 'enable' | 'disable', feature: string): string[] {
+  const key = `${how}-dawn-features=`;
   const i = toggles.findIndex((t) => t.startsWith(key));
   if (i < 0) return [...toggles, key + feature];
   const features = toggles[i]!.slice(key.length).split(',').filter((f) => f !== '');
@@ -99,11 +117,26 @@ export interface AdapterInfo {
   readonly description: string;
 }
 
+/** One shape of subgroup matrix multiply the adapter offers (`GPUSubgroupMatrixConfig`). */
+export interface SubgroupMatrixConfig {
+  readonly componentType: string;
+  readonly resultComponentType: string;
+  readonly M: number;
+  readonly N: number;
+  readonly K: number;
+}
+
 export interface DeviceHandle {
   readonly device: GPUDevice;
   readonly adapterInfo: AdapterInfo;
   /** Features the device has. */
   readonly features: readonly string[];
+  /** Dawn toggles of the instance the device came from (empty in a browser): results say them. */
+  readonly toggles: readonly string[];
+  /** The adapter's subgroup matrix configurations; empty unless the device has the feature. */
+  readonly subgroupMatrixConfigs: readonly SubgroupMatrixConfig[];
+  /** The adapter's largest subgroup size, where it says (a subgroup-matrix kernel's workgroup is a multiple). */
+  readonly subgroupMaxSize?: number;
   /** Requested features the adapter does not offer (so they were not requested). */
   readonly missingFeatures: readonly string[];
   readonly limits: DeviceLimits;
@@ -113,7 +146,7 @@ export interface DeviceHandle {
 }
 
 export interface RequestDeviceOptions {
-  /** Requested where the adapter has them; default: timestamp-query, shader-f16, subgroups. */
+  /** Requested where the adapter has them; default: timestamp-query, shader-f16, subgroups, chromium-experimental-subgroup-matrix. */
   readonly requiredFeatures?: readonly GPUFeatureName[];
   /**
    * Default: the adapter's maxima for buffer sizes and compute limits (the WebGPU defaults are
@@ -124,7 +157,9 @@ export interface RequestDeviceOptions {
   readonly timeoutMs?: number;
 }
 
-export const DEFAULT_FEATURES: readonly GPUFeatureName[] = ['timestamp-query', 'shader-f16', 'subgroups'];
+export const SUBGROUP_MATRIX_FEATURE = 'chromium-experimental-subgroup-matrix' as GPUFeatureName;
+
+export const DEFAULT_FEATURES: readonly GPUFeatureName[] = ['timestamp-query', 'shader-f16', 'subgroups', SUBGROUP_MATRIX_FEATURE];
 
 /** Limits raised to the adapter's maxima unless the caller says otherwise: big tensors must fit. */
 const COMPUTE_LIMITS = [
@@ -162,7 +197,8 @@ export async function requestDevice(gpu: GpuHandle, options: RequestDeviceOption
     'requestDevice',
   );
 
-  const info = adapter.info;
+  const info = adapter.info as GPUAdapterInfo & { subgroupMatrixConfigs?: readonly SubgroupMatrixConfig[]; subgroupMaxSize?: number };
+  const hasMatrices = device.features.has(SUBGROUP_MATRIX_FEATURE);
   let closed = false;
   return {
     device,
@@ -173,6 +209,9 @@ export async function requestDevice(gpu: GpuHandle, options: RequestDeviceOption
       description: info.description,
     },
     features: [...device.features].sort(),
+    toggles: gpu.toggles,
+    subgroupMatrixConfigs: hasMatrices ? readConfigs(info.subgroupMatrixConfigs) : [],
+    ...(typeof info.subgroupMaxSize === 'number' && { subgroupMaxSize: info.subgroupMaxSize }),
     missingFeatures: wanted.filter((f) => !adapter.features.has(f)),
     limits: readLimits(device.limits) as DeviceLimits,
     hasTimestamps: device.features.has('timestamp-query'),
@@ -182,6 +221,17 @@ export async function requestDevice(gpu: GpuHandle, options: RequestDeviceOption
       device.destroy();
     },
   };
+}
+
+/** Plain copies: Dawn's config objects keep their fields on the prototype, which JSON.stringify skips. */
+function readConfigs(configs: readonly SubgroupMatrixConfig[] | undefined): SubgroupMatrixConfig[] {
+  return [...(configs ?? [])].map((c) => ({
+    componentType: c.componentType,
+    resultComponentType: c.resultComponentType,
+    M: c.M,
+    N: c.N,
+    K: c.K,
+  }));
 }
 
 function limitsToRequest(
