@@ -5,3 +5,5 @@ export * from './errors.js';
 export * from './compile.js';
 export * from './run.js';
 export * from './workloads/index.js';
+export * from './stats.js';
+export * from './bench.js';

@@ -12,6 +12,7 @@ import { compileOrThrow, type CompiledKernel } from './compile.js';
 import { CompileError } from './errors.js';
 import { PlacedSession } from './placed-session.js';
 import { FusedSession, type FusedRun } from './session.js';
+import { summarize } from './stats.js';
 import { getWorkload, maxAbsError, UsageError, type RunOptions, type RunReport, type TensorData, type WorkloadOptions } from './workloads/index.js';
 
 export type { RunOptions, RunReport } from './workloads/index.js';
@@ -66,14 +67,12 @@ export interface RunWorkloadOptions extends RunOptions {
   /** Longest wait on any GPU promise or transfer (default 30 s). */
   readonly timeoutMs?: number;
   readonly codegen?: CodegenOptions;
-  /** Runs timed after the checked one (default 3); `fusedMs` is their median. */
+  /** Runs timed after the checked one and the warm-up (default 3); `fusedMs` is their median. */
   readonly timedRuns?: number;
+  /** Untimed runs before the timed ones (default 0). */
+  readonly warmupRuns?: number;
 }
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
 
 /** The devices the workload's ranks are placed on, and how its chunks travel between them. */
 function placeWorkload(o: RunWorkloadOptions, module: CompiledKernel['module']): PlacedKernels {
@@ -108,6 +107,23 @@ interface Session {
   destroy(): void;
 }
 
+/**
+ * Per-run times of `runs` runs after `warmup`. On one device they go back to back in one submission
+ * (GPU time per run where the adapter has timestamps): with a host round trip between runs a GPU
+ * idles and lowers its clocks. Runs over several devices need the host between phases anyway.
+ */
+async function timeRuns(session: Session, warmup: number, runs: number): Promise<{ times: number[]; timing: RunResult['timing'] }> {
+  if (session instanceof FusedSession) {
+    if (warmup > 0) await session.runBackToBack(warmup);
+    const r = await session.runBackToBack(runs);
+    return { times: r.gpuMs ?? Array<number>(runs).fill(r.wallMs / runs), timing: r.timing };
+  }
+  for (let i = 0; i < warmup; i++) await session.run();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) times.push((await session.run()).wallMs);
+  return { times, timing: 'wall-clock' };
+}
+
 export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const workload = getWorkload(o.workload);
   const wo: WorkloadOptions = {
@@ -133,17 +149,12 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
         ? await FusedSession.open(devices[0]!, placed.devices[0]!.kernel, inputs, open)
         : await PlacedSession.open(devices, compiled.module, placed, inputs, open);
     const tensors: TensorData = {};
-    const times: number[] = [];
-    let timing: RunResult['timing'] = 'wall-clock';
+    let timed: Awaited<ReturnType<typeof timeRuns>>;
     try {
       // The first run checks the answer (and pays for any lazy shader compilation); the next ones are timed.
       await session.run();
       for (const name of workload.outputs) tensors[name] = await session.read(name);
-      for (let i = 0; i < (o.timedRuns ?? 3); i++) {
-        const run = await session.run();
-        times.push(run.gpuMs?.[0] ?? run.wallMs);
-        timing = run.timing;
-      }
+      timed = await timeRuns(session, o.warmupRuns ?? 0, o.timedRuns ?? 3);
     } finally {
       session.destroy();
     }
@@ -165,8 +176,10 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       dtype: o.dtype,
       verified: error === 0,
       maxAbsError: error,
-      fusedMs: median(times),
-      timing,
+      fusedMs: summarize(timed.times).median,
+      timings: summarize(timed.times),
+      timing: timed.timing,
+      phases: placed.devices.map((d) => d.kernel.phases.length),
       adapter: describeAdapter(devices[0]!) + (placed.devices.length > 1 ? ` (x${placed.devices.length})` : ''),
     };
   } finally {

@@ -241,6 +241,8 @@ describe('syncopate run', () => {
     verified: true,
     maxAbsError: 0,
     fusedMs: 12.3456,
+    timings: { median: 12.3456, min: 12.1, max: 13.2, runs: 3 },
+    phases: [1],
     timing: 'timestamp-query',
     adapter: 'llvmpipe (LLVM 19.1.7, 256 bits)',
   };

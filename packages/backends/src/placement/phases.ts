@@ -94,7 +94,18 @@ function rankTiles(module: Module, rank: number, index: ReadonlyMap<ChunkDecl, n
  * The phases of every rank's tiles and the comp/land phases of every peer-copy chunk, for ranks
  * placed on devices by `rankDevice`. Throws PhaseError for a plan that cannot be scheduled.
  */
-export function planPhases(module: Module, rankDevice: readonly number[]): PhasePlan {
+export interface PhaseOptions {
+  /**
+   * `overlap` (default): the cuts above, so transfers run beside compute. `sequential`: a baseline
+   * without overlap: no cuts; on a device whose tiles wait for peer-copy chunks, every tile runs after
+   * the last of them has landed (the whole collective, then the kernel); sent chunks leave after the
+   * tiles that make them (the kernel, then the collective).
+   */
+  readonly phasing?: 'overlap' | 'sequential';
+}
+
+export function planPhases(module: Module, rankDevice: readonly number[], options: PhaseOptions = {}): PhasePlan {
+  const sequential = options.phasing === 'sequential';
   const chunks = module.chunks;
   const route = chunkRoutes(module, rankDevice);
   const index = new Map(chunks.map((c, i) => [c, i]));
@@ -104,6 +115,7 @@ export function planPhases(module: Module, rankDevice: readonly number[]): Phase
   const forwarded = chunks.map((_, i) => feeders.some((f) => f.includes(i)));
   // Positions after which a rank's order is cut because a peer-copy chunk's last source tile is done.
   const sendCuts = tiles.map((t, r) => {
+    if (sequential) return new Set<number>();
     const last = new Map<number, number>();
     t.arrives.forEach((cs, i) => cs.forEach((c) => remote(c) && chunks[c]!.src === r && last.set(c, i)));
     return new Set(last.values());
@@ -135,7 +147,7 @@ export function planPhases(module: Module, rankDevice: readonly number[]): Phase
     // transfer overlaps what comes before. Only for chunks nothing forwards: holding back one that
     // is forwarded would hold back its whole chain, and around a ring, the tiles it started after.
     const gate = chunks.map((c, i) => {
-      if (forwarded[i]) return undefined;
+      if (forwarded[i] || sequential) return undefined;
       const first = tiles[c.dst]!.firstWaiter.get(i);
       return first === undefined ? undefined : first === 0 ? 0 : tilePhase[c.dst]![first - 1]! + 1;
     });
@@ -158,10 +170,17 @@ export function planPhases(module: Module, rankDevice: readonly number[]): Phase
       land[c] = Math.max(0, comp[c]! + 1, at);
       pub[c] = Math.max(land[c]!, dstDone[c]!);
     }
+    // Sequential: a device's tiles all start after the last peer-copy chunk any of them waits for.
+    const collectiveDone = rankDevice.map(() => 0);
+    if (sequential) {
+      tiles.forEach((t, r) =>
+        t.waits.forEach((cs) => cs.forEach((c) => remote(c) && (collectiveDone[rankDevice[r]!] = Math.max(collectiveDone[rankDevice[r]!]!, land[c]! + 1)))),
+      );
+    }
     const next = tiles.map((t, r) => {
       const phases: number[] = [];
       t.waits.forEach((cs, i) => {
-        const previous = i === 0 ? 0 : phases[i - 1]!;
+        const previous = i === 0 ? collectiveDone[rankDevice[r]!]! : phases[i - 1]!;
         let lo = previous;
         if (i > 0 && sendCuts[r]!.has(i - 1)) lo = previous + 1;
         for (const c of cs) {

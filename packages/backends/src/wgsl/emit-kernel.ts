@@ -31,14 +31,23 @@ import { kernelTables, type KernelTables } from './tables.js';
 import { affineToWgsl } from './affine.js';
 import { kernelLayout, type KernelLayout, type ThreadLayout } from './layout.js';
 import { identifier, WgslWriter } from './writer.js';
+import { resolveTarget, type MatmulTarget } from './matmul-strategy.js';
+import { SubgroupMatrixEmitter, subgroupMatrixLayout } from './subgroup-matrix.js';
 
 export interface CodegenOptions {
+  /**
+   * How dots lower (matmul-strategy.ts): 'simt' (the default), or subgroup matrices, by name (f16 →
+   * f32 at 16×16×16) or with a configuration from `chooseMatmulStrategy`. Needs no adapter.
+   */
+  readonly target?: MatmulTarget;
   /** Iterations a spin-wait tries before it records a timeout (default 2^22). */
   readonly spinLimit?: number;
   /** Fault injection for tests: chunks (by name) that are never published, so their waits time out. */
   readonly unpublished?: readonly string[];
   /** About how many elements one workgroup moves per chunk part (default PART_ELEMENTS). */
   readonly partElements?: number;
+  /** How peer-copy chunks are put in phases (placement/phases.ts): `overlap` (default) or the `sequential` baseline. */
+  readonly phasing?: 'overlap' | 'sequential';
 }
 
 const UNARY: Record<string, (a: string, t: string) => string> = {
@@ -103,6 +112,8 @@ class KernelEmitter {
   private readonly tensors: Map<string, TensorBinding>;
   private readonly chunkIndex: Map<number, number>;
   private readonly signal: SignalContext;
+  /** The subgroup-matrix path, when the layout chose it. */
+  private readonly sgm: SubgroupMatrixEmitter | undefined;
 
   constructor(
     private readonly module: Module,
@@ -114,6 +125,7 @@ class KernelEmitter {
     private readonly options: CodegenOptions,
   ) {
     this.uses = countUses(module.kernel.body);
+    this.sgm = layout.matrix && new SubgroupMatrixEmitter(this.w, layout.matrix);
     this.t = layout.threads;
     this.tensors = new Map(tensors.map((t) => [t.name, t]));
     this.chunkIndex = new Map(module.chunks.map((c, i) => [c.value.id, i]));
@@ -207,9 +219,11 @@ class KernelEmitter {
     this.header();
     emitSignalFunctions(w, this.signal, this.options.spinLimit ?? 1 << 22);
     w.line('@compute @workgroup_size(' + `${this.t.tx}, ${this.t.ty}` + ')');
-    w.block('fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id) local: vec3u)', () => {
+    const subgroupId = this.sgm ? ', @builtin(subgroup_id) sg_id: u32' : '';
+    w.block(`fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id) local: vec3u${subgroupId})`, () => {
       w.line('let tx = local.x;');
       w.line('let ty = local.y;');
+      this.sgm?.prologue();
       w.line('if (lid == 0u) { wg_u = atomicAdd(&ctl[0], 1u); }');
       w.line('let ticket = workgroupUniformLoad(&wg_u);');
       w.line('// Tickets run on across phases; find the last phase that starts at or before this one.');
@@ -238,6 +252,7 @@ class KernelEmitter {
     const where = view.ranks.length === module.ranks ? '' : `, device ${view.device}: ranks ${view.ranks.join(', ')}`;
     w.line(`// ${module.ranks} ranks x ${this.tilesPerRank()} tiles of ${t.bm}x${t.bn}, ${module.chunks.length} chunks${where}, ${view.phases.length} phase${view.phases.length === 1 ? '' : 's'}`);
     if ([...this.tensors.values()].some((x) => x.dtype === 'f16')) w.line('enable f16;');
+    this.sgm?.enables();
     w.line();
     w.line(`const RANKS: u32 = ${module.ranks}u;`);
     w.line(`const TILES: u32 = ${this.tilesPerRank()}u;`);
@@ -260,6 +275,7 @@ class KernelEmitter {
     w.line();
     w.line('var<workgroup> wg_u: u32;');
     this.sharedArrays();
+    this.sgm?.declarations();
     w.line();
   }
 
@@ -312,6 +328,7 @@ class KernelEmitter {
         const n = this.name(op.result.id, op.result.name);
         const ty = this.wgslType(op.result.type.dtype);
         const value = Number.isFinite(op.value) ? `${ty}(${op.value})` : `${ty}(${op.value > 0 ? '1e30' : '-1e30'})`;
+        if (this.sgm && this.layout.matrix!.matrices.has(op.result.id)) return this.sgm.zeros(n, op.value === 0 ? '0' : value);
         if (!this.regType(op.result).startsWith('array')) return void w.line(`var ${n}: ${ty} = ${value};`);
         w.line(`var ${n}: ${this.regType(op.result)};`);
         if (op.value !== 0) this.forElements(op.result, (i, j) => w.line(`${this.elem(op.result, i, j)} = ${value};`));
@@ -323,6 +340,13 @@ class KernelEmitter {
         const t = this.tensors.get(op.tensor)!;
         const ref = identifier('t_', t.name);
         w.line(`// store %${op.value.name} -> @${t.name}[${op.offsets.map((o) => this.affine(o)).join(', ')}]`);
+        if (this.sgm && this.layout.matrix!.matrices.has(op.value.id)) {
+          const [rows, cols] = t.shape as [number, number];
+          const [bm, bn] = op.value.type.shape as [number, number];
+          const at = (row: string, col: string) => this.at(t, row, col);
+          w.block('', () => this.sgm!.store(this.name(op.value.id), ref, this.affine(op.offsets[0]!), this.affine(op.offsets[1]!), rows, cols, bm, bn, at));
+          return;
+        }
         this.forElements(op.value, (i, j) => {
           const [row, col] = this.coords(op.value, op.offsets, i, j);
           w.line(`let row = ${row};`);
@@ -427,6 +451,7 @@ class KernelEmitter {
     const sb = this.name(b.id);
     const bm = a.type.shape[0]!;
     w.line(`// %${result.name} = dot %${a.name}, %${b.name}${acc ? `, %${acc.name}` : ''}`);
+    if (this.sgm) return this.sgm.dot(n, sa, sb, bm, bn, k);
     w.block(`for (var kk = 0u; kk < ${k}u; kk++)`, () => {
       // A is K-major in workgroup memory: row r of step kk is at kk·BM + r; B's row kk at kk·BN.
       this.fragment('fa', sa, a, tm, `kk * ${bm}u`, 'ty', ty, this.t.gm);
@@ -544,6 +569,13 @@ class KernelEmitter {
   }
 }
 
+/** The SIMT layout, or the subgroup-matrix one built on it when the target asks for it. */
+function matmulLayout(module: Module, target: MatmulTarget | undefined): { layout?: KernelLayout; problems: Diagnostic[] } {
+  const simt = kernelLayout(module);
+  const matrices = resolveTarget(target);
+  return simt.layout && matrices ? subgroupMatrixLayout(module, simt.layout, matrices) : simt;
+}
+
 /** The tensors as bindings 0…n−1, in declaration order. */
 function tensorBindings(module: Module): TensorBinding[] {
   return module.tensors.map((t, binding) => ({
@@ -601,7 +633,7 @@ export interface PlacedKernels {
  * within a device by gpu-signal unless the plan forces peer-copy.
  */
 export function emitPlacedKernels(module: Module, rankDevice: readonly number[], options: CodegenOptions = {}): E.Either<readonly Diagnostic[], PlacedKernels> {
-  const { layout, problems } = kernelLayout(module);
+  const { layout, problems } = matmulLayout(module, options.target);
   if (!layout) return E.left(problems);
   const placement = rankDevice.length === 0 ? Array<number>(module.ranks).fill(0) : rankDevice;
   if (placement.length !== module.ranks || placement.some((d) => !Number.isInteger(d) || d < 0)) {
@@ -614,7 +646,7 @@ export function emitPlacedKernels(module: Module, rankDevice: readonly number[],
       const devices = Math.max(...placement) + 1;
       if (devices === 1) return E.right({ rankDevice: placement, devices: [forView(singleDeviceView(module, table))] });
     }
-    const phases = planPhases(module, placement);
+    const phases = planPhases(module, placement, options.phasing === undefined ? {} : { phasing: options.phasing });
     const devices = Array.from({ length: Math.max(...placement) + 1 }, (_, d) => forView(deviceView(module, table, phases, placement, d)));
     return E.right({ rankDevice: placement, devices, phases });
   } catch (e) {

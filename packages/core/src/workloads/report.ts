@@ -1,4 +1,5 @@
 /** What running a workload takes and what it reports: shared by `runWorkload` (run.ts) and the CLI. */
+import type { Summary } from '../stats.js';
 import type { BlockShape, WorkloadDType, WorkloadName, WorkloadShape } from './types.js';
 
 export type RunOrder = 'row-major' | 'column-major' | 'grouped' | 'chunk-arrival';
@@ -39,6 +40,10 @@ export interface RunReport {
   readonly maxAbsError: number;
   /** Time of the fused kernel, all ranks, in milliseconds: the median of the timed runs after a checked one. */
   readonly fusedMs: number;
+  /** Median, fastest and slowest of the timed runs. */
+  readonly timings: Summary;
+  /** Phases (dispatches) per device. */
+  readonly phases: readonly number[];
   /** How `fusedMs` was measured: GPU timestamps, or the host's clock where the adapter has none. */
   readonly timing: 'timestamp-query' | 'wall-clock';
   /** The adapter's description, e.g. `llvmpipe (LLVM 19.1.7, 256 bits)`. */

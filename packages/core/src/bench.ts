@@ -1,0 +1,104 @@
+/**
+ * A workload three ways, same kernels, same transfers, same numerics, each verified against the CPU
+ * reference before it is timed:
+ *  - sequential: every chunk moves between dispatches, the whole collective before the kernel's
+ *    tiles (ag-gemm) or after them (gemm-rs): no overlap;
+ *  - decomposed: every chunk moves between dispatches, the kernel cut into a dispatch per arrival
+ *    step so that chunks move beside the compute (stream-level overlap, as PyTorch's async tensor
+ *    parallelism does it);
+ *  - fused: chunks within a device move inside one dispatch (gpu-signal), between devices between
+ *    phases (peer-copy): what `compile()` emits.
+ */
+import type { RunReport } from './workloads/index.js';
+import { runWorkload, type RunWorkloadOptions } from './run.js';
+import type { Summary } from './stats.js';
+
+export const BENCH_VARIANTS = ['sequential', 'decomposed', 'fused'] as const;
+export type BenchVariant = (typeof BENCH_VARIANTS)[number];
+
+const VARIANT_OPTIONS: Record<BenchVariant, Pick<RunWorkloadOptions, 'backend'> & { phasing: 'overlap' | 'sequential' }> = {
+  sequential: { backend: 'peer-copy', phasing: 'sequential' },
+  decomposed: { backend: 'peer-copy', phasing: 'overlap' },
+  fused: { backend: 'auto', phasing: 'overlap' },
+};
+
+export interface BenchOptions extends Omit<RunWorkloadOptions, 'backend' | 'timedRuns' | 'warmupRuns'> {
+  /** Timed runs per variant (default 20). */
+  readonly runs?: number;
+  /** Untimed runs per variant before them (default 5). */
+  readonly warmup?: number;
+  /** Called after each variant, e.g. for a progress bar. */
+  readonly onVariant?: (variant: BenchVariant, report: RunReport) => void;
+}
+
+export interface VariantResult {
+  readonly ms: Summary;
+  readonly verified: boolean;
+  readonly maxAbsError: number;
+  /** How chunks travelled, e.g. `peer-copy` or `gpu-signal+peer-copy`. */
+  readonly backend: string;
+  /** Dispatches per run on each device. */
+  readonly phases: readonly number[];
+}
+
+export interface BenchReport {
+  readonly workload: string;
+  readonly shape: RunReport['shape'];
+  readonly ranks: number;
+  readonly devices: number;
+  readonly dtype: string;
+  readonly order: string;
+  readonly adapter: string;
+  readonly timing: RunReport['timing'];
+  readonly variants: Record<BenchVariant, VariantResult>;
+  /** Median over median: sequential / fused and decomposed / fused. */
+  readonly speedup: { readonly overSequential: number; readonly overDecomposed: number };
+}
+
+export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
+  const variants = {} as Record<BenchVariant, VariantResult>;
+  let last: RunReport | undefined;
+  for (const variant of BENCH_VARIANTS) {
+    const { backend, phasing } = VARIANT_OPTIONS[variant];
+    const report = await runWorkload({
+      ...o,
+      backend,
+      codegen: { ...o.codegen, phasing },
+      timedRuns: o.runs ?? 20,
+      warmupRuns: o.warmup ?? 5,
+    });
+    variants[variant] = { ms: report.timings, verified: report.verified, maxAbsError: report.maxAbsError, backend: report.backend, phases: report.phases };
+    o.onVariant?.(variant, report);
+    last = report;
+  }
+  const fused = variants.fused.ms.median;
+  return {
+    workload: o.workload,
+    shape: o.shape,
+    ranks: o.ranks,
+    devices: last!.devices,
+    dtype: o.dtype,
+    order: o.order,
+    adapter: last!.adapter,
+    timing: last!.timing,
+    variants,
+    speedup: { overSequential: variants.sequential.ms.median / fused, overDecomposed: variants.decomposed.ms.median / fused },
+  };
+}
+
+const fmt = (ms: number) => (ms < 10 ? ms.toFixed(3) : ms.toFixed(2));
+
+/** A Markdown table: one row per report, each variant's median (min–max), the speedups, verification. */
+export function benchTable(reports: readonly BenchReport[]): string {
+  const rows = reports.map((r) => {
+    const cell = (v: BenchVariant) => `${fmt(r.variants[v].ms.median)} (${fmt(r.variants[v].ms.min)}–${fmt(r.variants[v].ms.max)})`;
+    const verified = BENCH_VARIANTS.every((v) => r.variants[v].verified) ? 'yes' : 'NO';
+    const { m, n, k } = r.shape;
+    return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')} | ${r.speedup.overSequential.toFixed(2)}x | ${r.speedup.overDecomposed.toFixed(2)}x | ${verified} |`;
+  });
+  return [
+    '| workload | shape | ranks | devices | sequential ms | decomposed ms | fused ms | fused vs sequential | fused vs decomposed | verified |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
+}

@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeviceHandle } from '@syncopate/runtime';
+import { BENCH_VARIANTS, benchTable, benchWorkload } from '../src/bench.js';
+import { openDevice } from '../src/run.js';
+
+let device: DeviceHandle;
+beforeAll(async () => {
+  device = await openDevice();
+});
+afterAll(() => device?.close());
+
+describe('the three variants of a workload', () => {
+  it.each(['ag-gemm', 'gemm-rs'] as const)('%s: sequential, decomposed and fused all verified, with their dispatches', async (workload) => {
+    const seen: string[] = [];
+    const r = await benchWorkload({
+      workload,
+      ranks: 2,
+      shape: { m: 64, n: 32, k: 32 },
+      dtype: 'f32',
+      order: 'chunk-arrival',
+      seed: 3,
+      device,
+      runs: 3,
+      warmup: 1,
+      onVariant: (v) => seen.push(v),
+    });
+    expect(seen).toEqual([...BENCH_VARIANTS]);
+    for (const v of BENCH_VARIANTS) {
+      expect(r.variants[v].verified).toBe(true);
+      expect(r.variants[v].ms.runs).toBe(3);
+      expect(r.variants[v].ms.median).toBeGreaterThan(0);
+    }
+    // Fused is one dispatch; the others move chunks between dispatches, sequential in fewer of them.
+    expect(r.variants.fused.phases).toEqual([1]);
+    expect(r.variants.fused.backend).toBe('gpu-signal');
+    expect(r.variants.decomposed.backend).toBe('peer-copy');
+    expect(r.variants.decomposed.phases[0]).toBeGreaterThan(1);
+    expect(r.variants.sequential.phases[0]).toBeGreaterThan(1);
+    expect(r.speedup.overSequential).toBeCloseTo(r.variants.sequential.ms.median / r.variants.fused.ms.median);
+    const table = benchTable([r]);
+    expect(table.split('\n')).toHaveLength(3);
+    expect(table).toContain(`| ${workload} | 64x32x32 | 2 | 1 |`);
+  }, 120_000);
+});
