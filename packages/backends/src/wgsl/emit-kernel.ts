@@ -445,7 +445,8 @@ class KernelEmitter {
       this.alias(result.id, n); // the accumulator is dead after this dot: accumulate in place
     } else {
       n = this.name(result.id, result.name);
-      w.line(acc ? `var ${n} = ${this.name(acc.id)};` : `var ${n}: array<f32, ${tm * tn}>;`);
+      if (!acc && this.sgm) this.sgm.zeros(n, '0');
+      else w.line(acc ? `var ${n} = ${this.name(acc.id)};` : `var ${n}: array<f32, ${tm * tn}>;`);
     }
     const sa = this.name(a.id);
     const sb = this.name(b.id);

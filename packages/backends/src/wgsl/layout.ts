@@ -8,6 +8,7 @@
  * contiguous too); every other tile value lives in registers.
  */
 import { error, type Diagnostic, type Module, type Op, type Shape, type TileValue } from '@syncopate/ir';
+import type { SubgroupMatrixPlan } from './subgroup-matrix.js';
 
 export interface ThreadLayout {
   readonly bm: number;
@@ -27,6 +28,8 @@ export interface KernelLayout {
   readonly shared: ReadonlySet<number>;
   /** Of those, the A operands: staged transposed (K-major). */
   readonly transposed: ReadonlySet<number>;
+  /** Set when dots lower to subgroup matrices (subgroup-matrix.ts) instead of the SIMT loop. */
+  readonly matrix?: SubgroupMatrixPlan;
 }
 
 function walk(ops: readonly Op[], visit: (op: Op) => void): void {

@@ -1,0 +1,63 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { gemmKernel, type ChunkPlan, type Module } from '@syncopate/ir';
+import { alignChunksPass, attachPlan, insertBarriers, reorderTiles, ringAllGather, runPipeline } from '@syncopate/passes';
+import { emitFusedKernel, type CodegenOptions } from '../src/index.js';
+
+function lowered(kernel: Module, plan?: ChunkPlan): Module {
+  const passes = plan ? [attachPlan, alignChunksPass, reorderTiles, insertBarriers] : [reorderTiles];
+  const r = runPipeline(passes, kernel, { ...(plan && { plan }), options: {} });
+  if (E.isLeft(r)) throw new Error(r.left.map((d) => d.message).join('\n'));
+  return r.right.module;
+}
+
+function wgsl(module: Module, options: CodegenOptions): string {
+  const fused = emitFusedKernel(module, options);
+  if (E.isLeft(fused)) throw new Error(fused.left.map((d) => d.message).join('\n'));
+  return fused.right.wgsl;
+}
+
+function golden(name: string, text: string): void {
+  const file = join(import.meta.dirname, 'golden', name);
+  if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, text);
+  expect(existsSync(file)).toBe(true);
+  expect(text).toBe(readFileSync(file, 'utf8'));
+}
+
+/** An edge in every dimension: 200 = 128 + 72 rows, 136 = 128 + 8 columns, K = 80 = 2·32 + 16. */
+const gemm = () => lowered(gemmKernel({ m: 200, n: 136, k: 80, blockM: 128, blockN: 128, blockK: 32, dtype: 'f16' }));
+
+describe('subgroup-matrix lowering', () => {
+  it('matches the golden kernel for a standalone f16 GEMM with edge tiles', () => {
+    golden('gemm-f16-subgroup-matrix.wgsl', wgsl(gemm(), { target: 'subgroup-matrix' }));
+  });
+
+  it('matches the golden kernel for a 2-rank f16 AllGather + GEMM', () => {
+    const ag = lowered(
+      gemmKernel({ m: 128, n: 64, k: 64, blockM: 32, blockN: 32, blockK: 16, dtype: 'f16' }, { ranks: 2, distribute: 'ag', name: 'ag_gemm' }),
+      ringAllGather({ ranks: 2, tensor: { name: 'A', shape: [128, 64] }, axis: 0 }),
+    );
+    golden('ag-gemm-2-f16-subgroup-matrix.wgsl', wgsl(ag, { target: 'subgroup-matrix' }));
+  });
+
+  it("is the SIMT kernel with target 'simt' or none", () => {
+    expect(wgsl(gemm(), { target: 'simt' })).toBe(wgsl(gemm(), {}));
+    expect(wgsl(gemm(), {})).not.toContain('subgroup');
+  });
+
+  it('lays a 128x128 tile out as 2x2 subgroups of 4x4 matrices, 128 invocations', () => {
+    const fused = emitFusedKernel(gemm(), { target: 'subgroup-matrix' });
+    if (E.isLeft(fused)) throw new Error('unreachable');
+    expect(fused.right.workgroupSize).toEqual([128, 1]);
+    expect(fused.right.wgsl).toContain('2x2 subgroups of 32, each 4x4 matrices');
+  });
+
+  it('rejects f32 operands and tiles that are not a multiple of the configuration', () => {
+    const f32 = emitFusedKernel(lowered(gemmKernel({ m: 64, n: 64, k: 64 })), { target: 'subgroup-matrix' });
+    expect(E.isLeft(f32) && f32.left[0]!.message).toMatch(/dot operands are f32 and f32/);
+    const odd = emitFusedKernel(lowered(gemmKernel({ m: 64, n: 64, k: 64, blockM: 24, blockN: 32, blockK: 16, dtype: 'f16' })), { target: 'subgroup-matrix' });
+    expect(E.isLeft(odd) && odd.left[0]!.message).toMatch(/not a multiple of the configuration's 16x16/);
+  });
+});
