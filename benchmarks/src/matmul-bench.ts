@@ -1,0 +1,143 @@
+/**
+ * The subgroup-matrix (tensor-core) GEMM on the device: which features, toggles and matrix configs
+ * the adapter gave, the strategy chosen, numerics of f16 → f32 GEMMs against the CPU (exact on
+ * small-integer data; random data with a K-scaled tolerance), then TFLOP/s at 4096³ and 8192³ next
+ * to the SIMT f32 kernel. Writes matmul.json into --out (or $OUT).
+ *
+ *   node dist/matmul.mjs [--quick] [--checks-only] [--out DIR] [--target simt|subgroup-matrix] [--block 128x128x32]
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { compileOrThrow, FusedSession, gemmKernel, lowerToWgsl, openDevice } from '@syncopate/core';
+import { chooseMatmulStrategy, type CodegenOptions } from '@syncopate/backends';
+import type { DeviceHandle } from '@syncopate/runtime';
+import { summarize, zeroInputs } from './stats.js';
+
+interface Block {
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+}
+
+function fusedGemm(size: { m: number; n: number; k: number }, block: Block, dtype: 'f16' | 'f32', options: CodegenOptions) {
+  const kernel = gemmKernel({ ...size, blockM: block.m, blockN: block.n, blockK: block.k, dtype }, { name: 'gemm' });
+  return { kernel, fused: lowerToWgsl(compileOrThrow(kernel, { ranks: 1, chunks: [] }), options) };
+}
+
+/** Deterministic data: small integers (exact in f16, and every partial sum exact in f32), or uniform in [-1, 1) rounded to f16. */
+function data(n: number, seed: number, integers: boolean): Float32Array {
+  const out = new Float32Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    out[i] = integers ? (s >>> 29) - 4 : Math.fround(((s >>> 8) / (1 << 24)) * 2 - 1);
+  }
+  return integers ? out : roundF16(out);
+}
+
+function roundF16(x: Float32Array): Float32Array {
+  // Round to the nearest f16 value (normal range) the way the GPU stores the upload: 11 significant bits.
+  return x.map((v) => {
+    if (v === 0) return 0;
+    const e = Math.floor(Math.log2(Math.abs(v)));
+    const q = 2 ** (e - 10);
+    return Math.round(v / q) * q;
+  });
+}
+
+function reference(a: Float32Array, b: Float32Array, m: number, n: number, k: number): Float64Array {
+  const c = new Float64Array(m * n);
+  for (let i = 0; i < m; i++) for (let p = 0; p < k; p++) {
+    const x = a[i * k + p]!;
+    if (x === 0) continue;
+    for (let j = 0; j < n; j++) c[i * n + j] = c[i * n + j]! + x * b[p * n + j]!;
+  }
+  return c;
+}
+
+async function check(device: DeviceHandle, size: { m: number; n: number; k: number }, block: Block, options: CodegenOptions, integers: boolean) {
+  const { fused } = fusedGemm(size, block, 'f16', options);
+  const A = data(size.m * size.k, 1, integers);
+  const B = data(size.k * size.n, 2, integers);
+  const session = await FusedSession.open(device, fused, { A: [A], B: [B], C: [new Float32Array(size.m * size.n).fill(Number.NaN)] }, { read: ['C'] });
+  try {
+    await session.run();
+    const [C] = await session.read('C');
+    const want = reference(A, B, size.m, size.n, size.k);
+    let maxAbsError = 0;
+    for (let i = 0; i < want.length; i++) maxAbsError = Math.max(maxAbsError, Number.isNaN(C![i]!) ? Infinity : Math.abs(C![i]! - want[i]!));
+    // f32 accumulation of K products of values in [-1, 1]: a few ulps of sqrt(K)-sized sums.
+    const tolerance = integers ? 0 : 1e-5 * size.k;
+    return { ...size, data: integers ? 'integers' : 'uniform', maxAbsError, tolerance, ok: maxAbsError <= tolerance };
+  } finally {
+    session.destroy();
+  }
+}
+
+async function speed(device: DeviceHandle, n: number, block: Block, dtype: 'f16' | 'f32', options: CodegenOptions, runs: number) {
+  const { kernel, fused } = fusedGemm({ m: n, n, k: n }, block, dtype, options);
+  const session = await FusedSession.open(device, fused, zeroInputs(kernel.tensors, 1));
+  try {
+    await session.runBackToBack(5);
+    const r = await session.runBackToBack(runs);
+    const ms = summarize(r.gpuMs ?? [r.wallMs / runs]);
+    return { size: n, dtype, block, target: options.target ?? 'simt', ms, timing: r.timing, tflops: (2 * n ** 3) / (ms.median * 1e-3) / 1e12 };
+  } finally {
+    session.destroy();
+  }
+}
+
+export async function matmulBench(args: { quick?: boolean; checksOnly?: boolean; target?: 'simt' | 'subgroup-matrix'; block?: Block } = {}) {
+  const device = await openDevice();
+  try {
+    const strategy = chooseMatmulStrategy(device.features, device.subgroupMatrixConfigs, { input: 'f16', accumulate: 'f32' }, device.subgroupMaxSize);
+    const adapter = { ...device.adapterInfo, features: device.features, toggles: device.toggles, subgroupMatrixConfigs: device.subgroupMatrixConfigs, subgroupMaxSize: device.subgroupMaxSize };
+    console.log(JSON.stringify({ adapter, strategy }, null, 1));
+    const options: CodegenOptions = args.target === 'simt' ? { target: 'simt' } : strategy.kind === 'subgroup-matrix' ? { target: strategy.target } : { target: 'simt' };
+    const block = args.block ?? (options.target === 'simt' ? { m: 64, n: 64, k: 32 } : { m: 128, n: 128, k: 32 });
+    const checks = [];
+    for (const [size, integers] of [
+      [{ m: 256, n: 256, k: 256 }, true],
+      [{ m: 200, n: 136, k: 80 }, true],
+      [{ m: 1000, n: 520, k: 328 }, true],
+      [{ m: 512, n: 512, k: 1024 }, false],
+    ] as const) {
+      const c = await check(device, size, block, options, integers);
+      console.log(`check ${c.m}x${c.n}x${c.k} ${c.data}: maxAbsError ${c.maxAbsError} (tolerance ${c.tolerance}) ${c.ok ? 'ok' : 'FAIL'}`);
+      checks.push(c);
+    }
+    const timings = [];
+    for (const n of args.checksOnly ? [] : args.quick ? [4096] : [4096, 8192]) {
+      const s = await speed(device, n, block, 'f16', options, args.quick ? 10 : 30);
+      console.log(`gemm ${n}^3 f16->f32 ${JSON.stringify(s.target)} block ${block.m}x${block.n}x${block.k}: ${s.ms.median.toFixed(3)} ms, ${s.tflops.toFixed(1)} TFLOP/s (${s.timing})`);
+      timings.push(s);
+    }
+    if (!args.quick && !args.checksOnly) {
+      const s = await speed(device, 4096, { m: 64, n: 64, k: 32 }, 'f32', {}, 10);
+      console.log(`gemm 4096^3 f32 simt 64x64x32: ${s.ms.median.toFixed(3)} ms, ${s.tflops.toFixed(1)} TFLOP/s`);
+      timings.push(s);
+    }
+    return { adapter, strategy, options, checks, timings };
+  } finally {
+    device.close();
+  }
+}
+
+const isMain = process.argv[1] !== undefined && /matmul(-bench)?\.(m?js|ts)$/.test(process.argv[1]);
+if (isMain) {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, 'checks-only': { type: 'boolean' }, out: { type: 'string' }, target: { type: 'string' }, block: { type: 'string' } } });
+  const block = values.block?.split('x').map(Number);
+  const result = await matmulBench({
+    ...(values.quick && { quick: true }),
+    ...(values['checks-only'] && { checksOnly: true }),
+    ...(values.target && { target: values.target as 'simt' | 'subgroup-matrix' }),
+    ...(block && { block: { m: block[0]!, n: block[1]!, k: block[2]! } }),
+  });
+  const out = values.out ?? process.env['OUT'];
+  if (out) {
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'matmul.json'), JSON.stringify(result, null, 1));
+  }
+  if (result.checks.some((c) => !c.ok)) process.exitCode = 1;
+}
