@@ -210,14 +210,16 @@ export class SubgroupMatrixEmitter {
     const { p, w } = this;
     w.line(`let row0 = ${row0};`);
     w.line(`let col0 = ${col0};`);
-    w.block(`if (row0 >= 0 && row0 + ${bm} <= ${rows} && col0 >= 0 && col0 + ${bn} <= ${cols})`, () => {
+    // Workgroup-uniform (from the tables), so the edge path may use barriers.
+    w.line(`let whole = row0 >= 0 && row0 + ${bm} <= ${rows} && col0 >= 0 && col0 + ${bn} <= ${cols};`);
+    w.block('if (whole)', () => {
       w.block(`for (var i = 0u; i < ${p.fm}u; i++)`, () =>
         w.line(
           `for (var j = 0u; j < ${p.fn}u; j++) { subgroupMatrixStore(&${ref}, ${at(`row0 + i32(sg_row + i * ${p.m}u)`, `col0 + i32(sg_col + j * ${p.n}u)`)}, ${acc}[i * ${p.fn}u + j], false, ${cols}u); }`,
         ),
       );
     });
-    w.block('else', () => {
+    w.block('if (!whole)', () => {
       // An edge tile: each subgroup parks one matrix at a time; the workgroup writes what is inside.
       const size = p.m * p.n;
       w.block(`for (var i = 0u; i < ${p.fm}u; i++)`, () =>

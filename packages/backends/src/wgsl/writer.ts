@@ -8,9 +8,9 @@ export class WgslWriter {
     return this;
   }
 
-  /** `head {`, the body one level in, `}`. */
+  /** `head {`, the body one level in, `}`; an empty head opens a plain scope. */
   block(head: string, body: () => void): this {
-    this.line(`${head} {`);
+    this.line(head === '' ? '{' : `${head} {`);
     this.depth++;
     body();
     this.depth--;

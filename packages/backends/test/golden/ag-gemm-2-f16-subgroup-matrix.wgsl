@@ -263,15 +263,16 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     }
   }
   // store %acc_out -> @C[32 * v_pm, 32 * v_pn]
-   {
+  {
     let row0 = 32 * v_pm;
     let col0 = 32 * v_pn;
-    if (row0 >= 0 && row0 + 32 <= 128 && col0 >= 0 && col0 + 32 <= 64) {
+    let whole = row0 >= 0 && row0 + 32 <= 128 && col0 >= 0 && col0 + 32 <= 64;
+    if (whole) {
       for (var i = 0u; i < 1u; i++) {
         for (var j = 0u; j < 1u; j++) { subgroupMatrixStore(&t_C, rank * 8192u + u32(row0 + i32(sg_row + i * 16u)) * 64u + u32(col0 + i32(sg_col + j * 16u)), v_acc_it[i * 1u + j], false, 64u); }
       }
     }
-    else {
+    if (!whole) {
       for (var i = 0u; i < 1u; i++) {
         for (var j = 0u; j < 1u; j++) {
           workgroupBarrier();

@@ -224,15 +224,16 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     }
   }
   // store %acc_out -> @C[128 * v_pm, 128 * v_pn]
-   {
+  {
     let row0 = 128 * v_pm;
     let col0 = 128 * v_pn;
-    if (row0 >= 0 && row0 + 128 <= 200 && col0 >= 0 && col0 + 128 <= 136) {
+    let whole = row0 >= 0 && row0 + 128 <= 200 && col0 >= 0 && col0 + 128 <= 136;
+    if (whole) {
       for (var i = 0u; i < 4u; i++) {
         for (var j = 0u; j < 4u; j++) { subgroupMatrixStore(&t_C, rank * 27200u + u32(row0 + i32(sg_row + i * 16u)) * 136u + u32(col0 + i32(sg_col + j * 16u)), v_acc_it[i * 4u + j], false, 136u); }
       }
     }
-    else {
+    if (!whole) {
       for (var i = 0u; i < 4u; i++) {
         for (var j = 0u; j < 4u; j++) {
           workgroupBarrier();
