@@ -23,6 +23,8 @@ const VARIANT_OPTIONS: Record<BenchVariant, Pick<RunWorkloadOptions, 'backend'> 
 };
 
 export interface BenchOptions extends Omit<RunWorkloadOptions, 'backend' | 'timedRuns' | 'warmupRuns'> {
+  /** Check each variant against the CPU reference (default true; see RunWorkloadOptions.verify). */
+  readonly verify?: boolean;
   /** Timed runs per variant (default 20). */
   readonly runs?: number;
   /** Untimed runs per variant before them (default 5). */
