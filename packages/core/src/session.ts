@@ -67,6 +67,9 @@ export class FusedSession {
         : 'the device was opened without shader-f16 (add it to requiredFeatures)';
       throw new UsageError(`the kernel has f16 tensors (${f16.join(', ')}), but ${why}: use --dtype f32`);
     }
+    if (fused.wgsl.includes('enable chromium_experimental_subgroup_matrix;') && !device.features.includes('chromium-experimental-subgroup-matrix')) {
+      throw new UsageError('the kernel uses subgroup matrices (target subgroup-matrix), but the device has no chromium-experimental-subgroup-matrix: lower it with target simt');
+    }
     const executor = Executor.create(device, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
     try {
       await executor.allocate([
