@@ -62,11 +62,12 @@ export interface CaseLimits {
 }
 
 /**
- * Small enough for the software adapter. What costs there is not the run (milliseconds) but LLVM
- * compiling each new shader on its first dispatch, which grows with the chunks: 5-15 s for 2-4 ranks
- * on a busy 2-core machine, about a minute for 8 ranks (docs/reliability.md).
+ * Small enough for the software adapter in CI. What costs there is not the run (milliseconds) but
+ * LLVM compiling each new shader on its first dispatch, which grows with the chunks: 3-8 s for 2-4
+ * ranks on a busy 2-core machine, minutes for 8 ranks (docs/reliability.md). Up to 3 ranks and 2
+ * chunks a rank make at most 24 chunks (all-gather cut along K).
  */
-export const TINY: CaseLimits = { maxRanks: 4, maxDim: 40, maxChunksPerRank: 2 };
+export const TINY: CaseLimits = { maxRanks: 3, maxDim: 40, maxChunksPerRank: 2 };
 
 export function arbGemmCase(limits: CaseLimits = TINY): fc.Arbitrary<GemmCase> {
   return fc

@@ -6,7 +6,7 @@
  * CI runs FUZZ_RUNS=150 compiles and FUZZ_GPU_RUNS=2 runs by default (each new shader costs the
  * software adapter seconds of LLVM time). A long run (docs/reliability.md):
  *   FUZZ_RUNS=5000 FUZZ_GPU_RUNS=40 pnpm vitest run packages/core/test/fuzz-run.test.ts
- * FUZZ_GPU_MAX_RANKS (default 4) and FUZZ_GPU_MAX_DIM (default 40) widen the GPU cases, FUZZ_SLOW=1 adds
+ * FUZZ_GPU_MAX_RANKS (default 3) and FUZZ_GPU_MAX_DIM (default 40) widen the GPU cases, FUZZ_SLOW=1 adds
  * the regressions that take minutes on the software adapter. A failure's
  * message carries fast-check's seed and path: replay it with FUZZ_SEED=... FUZZ_PATH=..., and keep the
  * case in `regressions` below.
