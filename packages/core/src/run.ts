@@ -93,8 +93,8 @@ function placeWorkload(o: RunWorkloadOptions, module: CompiledKernel['module']):
   try {
     placed = emitPlacedKernels(module, rankDevice, o.codegen);
   } catch (e) {
-    // A chunk whose bytes WebGPU cannot copy (chunkTransfer), say.
-    throw new UsageError((e as Error).message);
+    if (e instanceof RangeError && !/call stack/.test(e.message)) throw new UsageError(e.message);
+    throw e;
   }
   if (E.isLeft(placed)) throw new CompileError(placed.left);
   return placed.right;
@@ -119,6 +119,7 @@ interface Session {
  * idles and lowers its clocks. Runs over several devices need the host between phases anyway.
  */
 async function timeRuns(session: Session, warmup: number, runs: number): Promise<{ times: number[]; timing: RunResult['timing'] }> {
+  if (runs === 0) return { times: [], timing: 'wall-clock' };
   if (session instanceof FusedSession) {
     if (warmup > 0) await session.runBackToBack(warmup);
     const r = await session.runBackToBack(runs);

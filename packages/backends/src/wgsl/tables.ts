@@ -33,6 +33,11 @@ export function dispatchShape(total: number): [number, number] {
   return [x, Math.ceil(total / x)];
 }
 
+/** `push(...items)` passes every item as an argument, which overflows the stack for large tables. */
+function append(words: number[], items: readonly number[]): void {
+  for (const x of items) words.push(x);
+}
+
 export function kernelTables(module: Module, table: ChunkTable, view: DeviceView, tensorIndex: (name: string) => number): KernelTables {
   const grid = module.kernel.grid;
   const tiles = grid.reduce((a, b) => a * b, 1);
@@ -43,7 +48,7 @@ export function kernelTables(module: Module, table: ChunkTable, view: DeviceView
     );
   }
   const localRanksAt = words.length;
-  words.push(...view.ranks);
+  append(words, view.ranks);
   const phasesAt = words.length;
   const phaseWords = 3 + 2 * view.ranks.length;
   let tokensAt = phasesAt + phaseWords * view.phases.length;
@@ -57,8 +62,8 @@ export function kernelTables(module: Module, table: ChunkTable, view: DeviceView
     ticket += shape[0] * shape[1];
     tokensAt += phase.tokens.length;
   }
-  for (const phase of view.phases) words.push(...phase.tokens);
+  for (const phase of view.phases) append(words, phase.tokens);
   const chunksAt = words.length;
-  words.push(...chunkDescriptors(table, view.need, tensorIndex).words);
+  append(words, chunkDescriptors(table, view.need, tensorIndex).words);
   return { data: Uint32Array.from(words), localRanksAt, phasesAt, phaseWords, chunksAt, dispatches };
 }
