@@ -4,11 +4,13 @@
  * `window.__syncopate` for the end-to-end test (e2e.mjs).
  */
 import {
+  alignedTable,
   compileOrThrow,
   formatTimings,
   getWorkload,
   lowerToWgsl,
   print,
+  runReportRows,
   runWorkload,
   RUN_ORDERS,
   type RunOrder,
@@ -47,30 +49,6 @@ const setStatus = (text: string, cls = '') => {
   $('status').textContent = text;
   $('status').className = cls;
 };
-
-/** `rows` as `label  value` lines, the values lined up (as the CLI's table). */
-function alignedTable(rows: readonly (readonly [string, string])[]): string {
-  const width = Math.max(0, ...rows.map(([label]) => label.length));
-  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join('\n');
-}
-
-/** The rows of `syncopate run`'s report (packages/core/src/cli/report.ts), in the same order. */
-function reportRows(r: RunReport): [string, string][] {
-  const { m, n, k } = r.shape;
-  return [
-    ['workload', r.workload],
-    ['shape', `${m}x${n}x${k} (MxNxK)`],
-    ['ranks', String(r.ranks)],
-    ['devices', String(r.devices)],
-    ['backend', r.backend],
-    ['order', r.order],
-    ['dtype', r.dtype],
-    ['verified', r.verified ? 'yes' : 'NO'],
-    ['max abs error', String(r.maxAbsError)],
-    ['fused', `${r.fusedMs.toFixed(2)} ms (${r.timing})`],
-    ['adapter', r.adapter],
-  ];
-}
 
 function fillTable(id: string, rows: readonly (readonly [string, string])[]) {
   $(id).replaceChildren(
@@ -153,8 +131,8 @@ async function main() {
   setStatus(`Running ag-gemm ${m}x${n}x${k} over ${ranks} ranks on navigator.gpu…`);
   const report = await runWorkload({ workload: 'ag-gemm', ranks, shape: { m, n, k }, dtype: 'f32', order, backend: 'auto', seed });
   result.report = report;
-  result.reportText = alignedTable(reportRows(report));
-  fillTable('report', reportRows(report));
+  result.reportText = alignedTable(runReportRows(report));
+  fillTable('report', runReportRows(report));
   $('report-text').textContent = result.reportText;
   result.state = 'done';
   setStatus(report.verified ? 'Done: verified against the CPU reference.' : 'Done: the result differs from the CPU reference.', report.verified ? 'good' : 'bad');

@@ -7,3 +7,4 @@ export * from './run.js';
 export * from './workloads/index.js';
 export * from './stats.js';
 export * from './bench.js';
+export { alignedTable, formatRunReport, runReportRows } from './report-format.js';

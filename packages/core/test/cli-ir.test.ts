@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, planFromJson } from '@syncopate/core';
-import { main } from '../src/cli/main.js';
+import { cli } from './cli-harness.js';
 import { findJsonSyntaxError } from '../src/cli/json-error.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -35,19 +35,6 @@ function edited(path: string, from: string | RegExp, to: string): string {
   const out = text.replace(from, to);
   if (out === text) throw new Error(`edited: ${String(from)} is not in ${path}`);
   return out;
-}
-
-interface Captured {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function cli(...argv: string[]): Promise<Captured> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s), env: {} });
-  return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
 const noStack = (s: string) => expect(s).not.toMatch(/\n\s+at /);

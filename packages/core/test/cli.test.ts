@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { gemmKernel, parse, planFromJson, type ChunkPlan } from '@syncopate/core';
 import { execute, formatRunReport, main, parseCommandLine, quantile, usage, type CompileCommand } from '../src/cli/main.js';
+import { cli } from './cli-harness.js';
 import { readRepoFile } from './doc-sync.js';
 import { adapterBufferLimits, checkRunFits } from '../src/cli/limits.js';
 import { runWorkload } from '../src/run.js';
@@ -11,19 +12,6 @@ vi.mock('../src/run.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../src/run.js')>();
   return { ...actual, runWorkload: vi.fn(actual.runWorkload) };
 });
-
-interface Captured {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function cli(...argv: string[]): Promise<Captured> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s), env: {} });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 const SMALL = ['--ranks', '2', '--m', '64', '--n', '32', '--k', '32'];
 

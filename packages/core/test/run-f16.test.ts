@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, requestDevice, type DeviceHandle } from '@syncopate/runtime';
-import { main } from '../src/cli/main.js';
+import { cli } from './cli-harness.js';
 import { openDevice, runWorkload } from '../src/run.js';
 import { UsageError, type RunOptions } from '../src/workloads/index.js';
 
@@ -63,13 +63,10 @@ describe('f16 without shader-f16', () => {
 
 describe('syncopate run --dtype f16', () => {
   it('runs, verifies and reports f16', async () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const argv = ['run', 'ag-gemm', '--dtype', 'f16', '--ranks', '2', '--m', '48', '--n', '40', '--k', '24', '--json'];
-    const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s), env: {} });
-    expect(err.join('\n')).toBe('');
+    const { code, out, err } = await cli('run', 'ag-gemm', '--dtype', 'f16', '--ranks', '2', '--m', '48', '--n', '40', '--k', '24', '--json');
+    expect(err).toBe('');
     expect(code).toBe(0);
-    const report = JSON.parse(out.join('\n'));
+    const report = JSON.parse(out);
     expect(report).toMatchObject({ workload: 'ag-gemm', dtype: 'f16', verified: true, maxAbsError: 0 });
   }, 120_000);
 });

@@ -132,7 +132,7 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
       const names = chunks.filter((_, c) => remote(c)).map((c) => c.value.name);
       throw new PhaseError(`the chunks ${names.map((n) => `%${n}`).join(', ')} cannot be put in phases: their waits form a cycle`, names);
     }
-    // Per chunk, from the tile phases: when its source side and destination side have stored, when its first waiter runs.
+    // Per chunk, from the tile phases: when its source side and its destination side have stored.
     const srcDone = chunks.map(() => -1);
     const dstDone = chunks.map(() => -1);
     tiles.forEach((t, r) =>
@@ -171,7 +171,7 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
       pub[c] = Math.max(land[c]!, dstDone[c]!);
     }
     // Sequential: a device's tiles all start after the last peer-copy chunk any of them waits for.
-    const collectiveDone = rankDevice.map(() => 0);
+    const collectiveDone = Array.from({ length: Math.max(...rankDevice) + 1 }, () => 0);
     if (sequential) {
       tiles.forEach((t, r) =>
         t.waits.forEach((cs) => cs.forEach((c) => remote(c) && (collectiveDone[rankDevice[r]!] = Math.max(collectiveDone[rankDevice[r]!]!, land[c]! + 1)))),
