@@ -9,9 +9,11 @@
 import * as E from 'fp-ts/lib/Either.js';
 import {
   error,
+  printOp,
   type AffineExpr,
   type Diagnostic,
   type DType,
+  type GatherOp,
   type LoadOp,
   type MapFn,
   type Module,
@@ -73,6 +75,8 @@ function mapExpr(fn: MapFn, args: string[], t: string): string {
   return fn in UNARY ? UNARY[fn]!(args[0]!, t) : BINARY[fn]!(args[0]!, args[1]!);
 }
 
+const ZERO: AffineExpr = { constant: 0, terms: [] };
+
 function countUses(ops: readonly Op[], uses = new Map<number, number>()): Map<number, number> {
   const use = (v: Value | undefined) => v && uses.set(v.id, (uses.get(v.id) ?? 0) + 1);
   for (const op of ops) {
@@ -89,6 +93,9 @@ function countUses(ops: readonly Op[], uses = new Map<number, number>()): Map<nu
       case 'reduce':
       case 'cast':
         use(op.value);
+        break;
+      case 'gather':
+        use(op.index);
         break;
       case 'for':
         op.inits.forEach(use);
@@ -306,6 +313,7 @@ class KernelEmitter {
   private block(ops: readonly Op[]): void {
     ops.forEach((op, i) => {
       const sharedLoad = (o: Op | undefined) => o?.op === 'load' && this.layout.shared.has(o.result.id);
+      this.opComment(op, sharedLoad(op) ? 'staged' : undefined);
       // Staged loads come in runs: one barrier before (the previous dot is done reading) and one after.
       if (sharedLoad(op) && !sharedLoad(ops[i - 1])) this.w.line('workgroupBarrier();');
       this.op(op);
@@ -313,6 +321,16 @@ class KernelEmitter {
       // Chunks completed by a run of arrives are published right after it.
       if (op.op === 'arrive' && ops[i + 1]?.op !== 'arrive') emitPublishCall(this.w);
     });
+  }
+
+  /**
+   * `// <the op as the IR prints it>  (note, loc L:C)` before the op's code, so WGSL reads back to the
+   * IR. A `for` prints its header only (printing its body here too would make nested loops quadratic).
+   */
+  private opComment(op: Op, note?: string): void {
+    const text = op.op === 'for' ? printOp({ ...op, body: [] }).split('\n', 1)[0]!.replace(/ \{$/, '') : printOp(op);
+    const about = [note, op.loc && `loc ${op.loc.line}:${op.loc.column}`].filter(Boolean).join(', ');
+    this.w.line(`// ${text}${about ? `  (${about})` : ''}`);
   }
 
   private op(op: Op): void {
@@ -336,10 +354,11 @@ class KernelEmitter {
       }
       case 'load':
         return this.layout.shared.has(op.result.id) ? this.sharedLoad(op) : this.registerLoad(op);
+      case 'gather':
+        return this.gather(op);
       case 'store': {
         const t = this.tensors.get(op.tensor)!;
         const ref = identifier('t_', t.name);
-        w.line(`// store %${op.value.name} -> @${t.name}[${op.offsets.map((o) => this.affine(o)).join(', ')}]`);
         if (this.sgm && this.layout.matrix!.matrices.has(op.value.id)) {
           const [rows, cols] = t.shape as [number, number];
           const [bm, bn] = op.value.type.shape as [number, number];
@@ -389,7 +408,6 @@ class KernelEmitter {
   /** All threads copy the tile into workgroup memory; elements outside the tensor read as 0. */
   private sharedLoad(op: LoadOp): void {
     const w = this.w;
-    this.w.line(`// %${op.result.name} = load @${op.tensor}[${op.offsets.map((o) => this.affine(o)).join(', ')}] (staged)`);
     this.alias(op.result.id, identifier('sh_', op.result.name));
     w.block(`for (var e = lid; e < ${this.elements(op)}u; e += WORKGROUP_SIZE)`, () => {
       this.readElement(op, 'x');
@@ -433,6 +451,26 @@ class KernelEmitter {
     });
   }
 
+  /**
+   * Each thread reads its elements of the picked rows. An index is truncated and clamped into the
+   * tensor's rows (NaN to row 0, where the adapter keeps NaNs: WGSL may assume there are none, and
+   * then the bounds test below still keeps the read inside the tensor); columns outside read as 0.
+   */
+  private gather(op: GatherOp): void {
+    const t = this.tensors.get(op.tensor)!;
+    const n = this.name(op.result.id, op.result.name);
+    const rows = t.shape[0]!;
+    const w = this.w;
+    w.line(`var ${n}: ${this.regType(op.result)};`);
+    this.forElements(op.result, (i, j) => {
+      const [, col] = this.coords(op.result, [ZERO, op.column], i, j);
+      w.line(`let x = f32(${this.elem(op.index, i, j)});`);
+      w.line(`let row = select(select(0, ${rows - 1}, x >= ${rows}.0), i32(x), x >= 0.0 && x < ${rows}.0);`);
+      w.line(`let col = ${col};`);
+      w.line(`if (${this.inBounds(t, 'row', 'col')}) { ${this.elem(op.result, i, j)} = ${identifier('t_', t.name)}[${this.at(t, 'row', 'col')}]; }`);
+    });
+  }
+
   /** `acc + a·b` from the staged tiles, each thread accumulating its TM×TN block in f32. */
   private dot(result: TileValue, a: TileValue, b: TileValue, acc: TileValue | undefined): void {
     const w = this.w;
@@ -451,7 +489,6 @@ class KernelEmitter {
     const sa = this.name(a.id);
     const sb = this.name(b.id);
     const bm = a.type.shape[0]!;
-    w.line(`// %${result.name} = dot %${a.name}, %${b.name}${acc ? `, %${acc.name}` : ''}`);
     if (this.sgm) return this.sgm.dot(n, sa, sb, bm, bn, k);
     w.block(`for (var kk = 0u; kk < ${k}u; kk++)`, () => {
       // A is K-major in workgroup memory: row r of step kk is at kk·BM + r; B's row kk at kk·BN.
@@ -499,7 +536,7 @@ class KernelEmitter {
       if (staged.length > 0) {
         w.line('workgroupBarrier();');
         for (const load of staged) {
-          w.line(`// %${load.result.name} = load @${load.tensor}[${load.offsets.map((o) => this.affine(o)).join(', ')}] (staged, fetched ahead)`);
+          this.opComment(load, 'staged, fetched ahead');
           this.alias(load.result.id, identifier('sh_', load.result.name));
           w.block(`for (var p = 0u; p < ${this.perThread(load)}u; p++)`, () => {
             w.line('let e = lid + p * WORKGROUP_SIZE;');
@@ -558,6 +595,7 @@ class KernelEmitter {
     const w = this.w;
     for (const load of staged) {
       const pf = identifier('pf_', load.result.name);
+      this.opComment(load, 'prefetch into registers');
       if (declare) w.line(`var ${pf}: array<${this.wgslType(load.result.type.dtype)}, ${this.perThread(load)}>;`);
       w.block(`for (var p = 0u; p < ${this.perThread(load)}u; p++)`, () => {
         w.line('let e = lid + p * WORKGROUP_SIZE;');

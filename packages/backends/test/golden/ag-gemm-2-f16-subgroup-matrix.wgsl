@@ -160,9 +160,13 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   if (position >= tables[row + 4u + 2u * local_rank]) { return; }
   let rank = tables[LOCAL_RANKS_AT + local_rank];
   let slot = ((rank * TILES) + tables[row + 3u + 2u * local_rank] + position) * GRID_RANK;
+  // %pm = program_id 0
   let v_pm = i32(tables[slot + 0u]);
+  // %pn = program_id 1
   let v_pn = i32(tables[slot + 1u]);
+  // %acc = constant 0 : tile<32x32xf32>
   var v_acc: array<subgroup_matrix_result<f32, 16, 16>, 1>;
+  // wait %c0 when %pm in [0, 2)
   // wait %c0: @A[0:64, 0:64] rank 0 -> rank 1, step 0 (copy)
   if (rank == 1u && (v_pm >= 0 && v_pm < 2)) {
     workgroupBarrier();
@@ -178,6 +182,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     if (workgroupUniformLoad(&wg_u) == 0u) { return; }
     storageBarrier();
   }
+  // wait %c1 when %pm in [2, 4)
   // wait %c1: @A[64:128, 0:64] rank 1 -> rank 0, step 0 (copy)
   if (rank == 0u && (v_pm >= 2 && v_pm < 4)) {
     workgroupBarrier();
@@ -193,7 +198,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     if (workgroupUniformLoad(&wg_u) == 0u) { return; }
     storageBarrier();
   }
+  // %acc_out = for %k = 0 to 64 step 16 iter(%acc_it = %acc) -> (tile<32x32xf32>)
   var v_acc_it = v_acc;
+  // %a = load @A[32*%pm, %k] : tile<32x16xf16>  (prefetch into registers)
   var pf_a: array<f16, 4>;
   for (var p = 0u; p < 4u; p++) {
     let e = lid + p * WORKGROUP_SIZE;
@@ -205,6 +212,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       pf_a[p] = x;
     }
   }
+  // %b = load @B[%k, 32*%pn] : tile<16x32xf16>  (prefetch into registers)
   var pf_b: array<f16, 4>;
   for (var p = 0u; p < 4u; p++) {
     let e = lid + p * WORKGROUP_SIZE;
@@ -218,18 +226,19 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   }
   for (var v_k: i32 = 0; v_k < 64; v_k += 16) {
     workgroupBarrier();
-    // %a = load @A[32 * v_pm, v_k] (staged, fetched ahead)
+    // %a = load @A[32*%pm, %k] : tile<32x16xf16>  (staged, fetched ahead)
     for (var p = 0u; p < 4u; p++) {
       let e = lid + p * WORKGROUP_SIZE;
       if (e < 512u) { sh_a[(e % 16u) * 32u + e / 16u] = pf_a[p]; }
     }
-    // %b = load @B[v_k, 32 * v_pn] (staged, fetched ahead)
+    // %b = load @B[%k, 32*%pn] : tile<16x32xf16>  (staged, fetched ahead)
     for (var p = 0u; p < 4u; p++) {
       let e = lid + p * WORKGROUP_SIZE;
       if (e < 512u) { sh_b[e] = pf_b[p]; }
     }
     workgroupBarrier();
     if (v_k + 16 < 64) {
+      // %a = load @A[32*%pm, %k] : tile<32x16xf16>  (prefetch into registers)
       for (var p = 0u; p < 4u; p++) {
         let e = lid + p * WORKGROUP_SIZE;
         if (e < 512u) {
@@ -240,6 +249,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
           pf_a[p] = x;
         }
       }
+      // %b = load @B[%k, 32*%pn] : tile<16x32xf16>  (prefetch into registers)
       for (var p = 0u; p < 4u; p++) {
         let e = lid + p * WORKGROUP_SIZE;
         if (e < 512u) {
@@ -251,7 +261,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         }
       }
     }
-    // %d = dot %a, %b, %acc_it
+    // %d = dot %a, %b, %acc_it : tile<32x32xf32>
     for (var kk = 0u; kk < 16u; kk += 16u) {
       var ma: array<subgroup_matrix_left<f16, 16, 16>, 1>;
       var mb: array<subgroup_matrix_right<f16, 16, 16>, 1>;
@@ -261,8 +271,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         for (var j = 0u; j < 1u; j++) { v_acc_it[i * 1u + j] = subgroupMatrixMultiplyAccumulate(ma[i], mb[j], v_acc_it[i * 1u + j]); }
       }
     }
+    // yield %d
   }
-  // store %acc_out -> @C[32 * v_pm, 32 * v_pn]
+  // store %acc_out, @C[32*%pm, 32*%pn]
   {
     let row0 = 32 * v_pm;
     let col0 = 32 * v_pn;

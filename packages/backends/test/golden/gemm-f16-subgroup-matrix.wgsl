@@ -151,10 +151,15 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   if (position >= tables[row + 4u + 2u * local_rank]) { return; }
   let rank = tables[LOCAL_RANKS_AT + local_rank];
   let slot = ((rank * TILES) + tables[row + 3u + 2u * local_rank] + position) * GRID_RANK;
+  // %pm = program_id 0
   let v_pm = i32(tables[slot + 0u]);
+  // %pn = program_id 1
   let v_pn = i32(tables[slot + 1u]);
+  // %acc = constant 0 : tile<128x128xf32>
   var v_acc: array<subgroup_matrix_result<f32, 16, 16>, 16>;
+  // %acc_out = for %k = 0 to 80 step 32 iter(%acc_it = %acc) -> (tile<128x128xf32>)
   var v_acc_it = v_acc;
+  // %a = load @A[128*%pm, %k] : tile<128x32xf16>  (prefetch into registers)
   var pf_a: array<f16, 32>;
   for (var p = 0u; p < 32u; p++) {
     let e = lid + p * WORKGROUP_SIZE;
@@ -166,6 +171,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       pf_a[p] = x;
     }
   }
+  // %b = load @B[%k, 128*%pn] : tile<32x128xf16>  (prefetch into registers)
   var pf_b: array<f16, 32>;
   for (var p = 0u; p < 32u; p++) {
     let e = lid + p * WORKGROUP_SIZE;
@@ -179,18 +185,19 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   }
   for (var v_k: i32 = 0; v_k < 80; v_k += 32) {
     workgroupBarrier();
-    // %a = load @A[128 * v_pm, v_k] (staged, fetched ahead)
+    // %a = load @A[128*%pm, %k] : tile<128x32xf16>  (staged, fetched ahead)
     for (var p = 0u; p < 32u; p++) {
       let e = lid + p * WORKGROUP_SIZE;
       if (e < 4096u) { sh_a[(e % 32u) * 128u + e / 32u] = pf_a[p]; }
     }
-    // %b = load @B[v_k, 128 * v_pn] (staged, fetched ahead)
+    // %b = load @B[%k, 128*%pn] : tile<32x128xf16>  (staged, fetched ahead)
     for (var p = 0u; p < 32u; p++) {
       let e = lid + p * WORKGROUP_SIZE;
       if (e < 4096u) { sh_b[e] = pf_b[p]; }
     }
     workgroupBarrier();
     if (v_k + 32 < 80) {
+      // %a = load @A[128*%pm, %k] : tile<128x32xf16>  (prefetch into registers)
       for (var p = 0u; p < 32u; p++) {
         let e = lid + p * WORKGROUP_SIZE;
         if (e < 4096u) {
@@ -201,6 +208,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
           pf_a[p] = x;
         }
       }
+      // %b = load @B[%k, 128*%pn] : tile<32x128xf16>  (prefetch into registers)
       for (var p = 0u; p < 32u; p++) {
         let e = lid + p * WORKGROUP_SIZE;
         if (e < 4096u) {
@@ -212,7 +220,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         }
       }
     }
-    // %d = dot %a, %b, %acc_it
+    // %d = dot %a, %b, %acc_it : tile<128x128xf32>
     for (var kk = 0u; kk < 32u; kk += 16u) {
       var ma: array<subgroup_matrix_left<f16, 16, 16>, 4>;
       var mb: array<subgroup_matrix_right<f16, 16, 16>, 4>;
@@ -222,8 +230,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         for (var j = 0u; j < 4u; j++) { v_acc_it[i * 4u + j] = subgroupMatrixMultiplyAccumulate(ma[i], mb[j], v_acc_it[i * 4u + j]); }
       }
     }
+    // yield %d
   }
-  // store %acc_out -> @C[128 * v_pm, 128 * v_pn]
+  // store %acc_out, @C[128*%pm, 128*%pn]
   {
     let row0 = 128 * v_pm;
     let col0 = 128 * v_pn;
