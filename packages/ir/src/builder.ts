@@ -141,6 +141,23 @@ export class KernelBuilder {
     return result;
   }
 
+  /**
+   * Rows of a 2-D `tensor` picked by `index` (f32 row numbers, [BM] or [BM, 1]), `columns` wide from
+   * `column` on: a [BM, columns] tile. Out-of-range indices are clamped into the tensor's rows.
+   */
+  gather<M extends number, const N extends number, D extends DType>(
+    tensor: TensorHandle<D, 2>,
+    index: TileValue<readonly [M] | readonly [M, 1], 'f32'>,
+    column: AffineLike,
+    columns: N,
+    name?: string,
+  ): TileValue<readonly [M, N], D> {
+    const shape = [index.type.shape[0], columns] as unknown as readonly [M, N];
+    const result = this.tile(shape, tensor.dtype, name);
+    this.emit({ op: 'gather', result, tensor: tensor.name, index, column: affine(column) });
+    return result;
+  }
+
   store<D extends DType>(tensor: TensorHandle<D>, offsets: readonly AffineLike[], value: TileValue<Shape, D>): void {
     this.emit({ op: 'store', value, tensor: tensor.name, offsets: offsets.map(affine) });
   }
@@ -155,6 +172,19 @@ export class KernelBuilder {
     const shape = [a.type.shape[0], b.type.shape[1]] as unknown as readonly [M, N];
     const result = this.tile(shape, 'f32', name);
     this.emit(acc ? { op: 'dot', result, a, b, acc } : { op: 'dot', result, a, b });
+    return result;
+  }
+
+  /** `acc + a·bᵀ` for a [M,K], b [N,K] (attention's Q·Kᵀ), accumulated in f32. */
+  dotTransposeB<M extends number, K extends number, N extends number, D extends DType>(
+    a: TileValue<readonly [M, K], D>,
+    b: TileValue<readonly [N, NoInfer<K>], NoInfer<D>>,
+    acc?: TileValue<readonly [NoInfer<M>, NoInfer<N>], 'f32'>,
+    name?: string,
+  ): TileValue<readonly [M, N], 'f32'> {
+    const shape = [a.type.shape[0], b.type.shape[0]] as unknown as readonly [M, N];
+    const result = this.tile(shape, 'f32', name);
+    this.emit({ op: 'dot', result, a, b, ...(acc ? { acc } : {}), transposeB: true });
     return result;
   }
 

@@ -45,8 +45,8 @@ export function parse(text: string): Module {
   return deepFreeze(new Parser(tokenize(text)).module());
 }
 
-const OP_NAME = 'an op name (rank_id, program_id, constant, load, store, dot, map, reduce, cast, for, yield, wait, arrive)';
-const VALUE_OPS = new Set(['rank_id', 'program_id', 'constant', 'load', 'dot', 'map', 'reduce', 'cast']);
+const OP_NAME = 'an op name (rank_id, program_id, constant, load, gather, store, dot, map, reduce, cast, for, yield, wait, arrive)';
+const VALUE_OPS = new Set(['rank_id', 'program_id', 'constant', 'load', 'gather', 'dot', 'map', 'reduce', 'cast']);
 const EFFECT_OPS = new Set(['store', 'yield', 'wait', 'arrive']);
 const MAP_FNS: readonly MapFn[] = [...UNARY_FNS, ...BINARY_FNS];
 /** Deeper loop nests than this are surely not IR; the limit keeps the recursion off the stack's end. */
@@ -400,7 +400,7 @@ class Parser {
     if (name.kind !== 'word') this.fail(results.length > 0 ? OP_NAME : "an op or '}'");
     if (name.text === 'for') return this.forOp(loc, results);
     if (EFFECT_OPS.has(name.text)) {
-      if (results.length > 0) this.fail('an op that defines a value (rank_id, program_id, constant, load, dot, map, reduce, cast, for)');
+      if (results.length > 0) this.fail('an op that defines a value (rank_id, program_id, constant, load, gather, dot, map, reduce, cast, for)');
       return this.effectOp(loc);
     }
     if (!VALUE_OPS.has(name.text)) this.fail(OP_NAME);
@@ -444,13 +444,25 @@ class Parser {
         const offsets = this.list('[', ']', () => this.affine());
         return { op: 'load', result: this.bind(res, this.resultType()), tensor, offsets, loc };
       }
+      case 'gather': {
+        const tensor = this.symbolName('a tensor name (@name)');
+        this.expectPunct('[', "'[' before the gather's index");
+        const index = this.tileUse();
+        this.expectPunct(',', "',' between the gather's index and its column offset");
+        const column = this.affine();
+        this.expectPunct(']', "']' after the gather's column offset");
+        return { op: 'gather', result: this.bind(res, this.resultType()), tensor, index, column, loc };
+      }
       case 'dot': {
         const a = this.tileUse();
         this.expectPunct(',', "',' between dot operands");
         const b = this.tileUse();
         const acc = this.eat(',') ? this.tileUse() : undefined;
+        // `transpose_b`: b is [N,K] and the product a·bᵀ.
+        const transposeB = this.isWord('transpose_b');
+        if (transposeB) this.advance();
         const result = this.bind(res, this.resultType());
-        return acc ? { op: 'dot', result, a, b, acc, loc } : { op: 'dot', result, a, b, loc };
+        return { op: 'dot', result, a, b, ...(acc ? { acc } : {}), ...(transposeB ? { transposeB } : {}), loc };
       }
       case 'map': {
         const fn = this.oneOf(MAP_FNS, 'a map function (neg, exp, log, sqrt, rsqrt, relu, silu, abs, add, sub, mul, div, max, min)');

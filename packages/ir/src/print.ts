@@ -157,11 +157,14 @@ function printSimpleOp(op: Exclude<Op, ForOp>): string {
       return `${valueRef(op.result)} = constant ${printNumber(op.value)} : ${printTileType(op.result.type)}`;
     case 'load':
       return `${valueRef(op.result)} = load ${printOffsets(op.tensor, op.offsets)} : ${printTileType(op.result.type)}`;
+    case 'gather':
+      return `${valueRef(op.result)} = gather ${symbol(op.tensor)}[${valueRef(op.index)}, ${printAffine(op.column)}] : ${printTileType(op.result.type)}`;
     case 'store':
       return `store ${valueRef(op.value)}, ${printOffsets(op.tensor, op.offsets)}`;
     case 'dot': {
       const operands = op.acc ? [op.a, op.b, op.acc] : [op.a, op.b];
-      return `${valueRef(op.result)} = dot ${refs(operands)} : ${printTileType(op.result.type)}`;
+      const transpose = op.transposeB ? ' transpose_b' : '';
+      return `${valueRef(op.result)} = dot ${refs(operands)}${transpose} : ${printTileType(op.result.type)}`;
     }
     case 'map':
       return `${valueRef(op.result)} = map ${op.fn} ${refs(op.operands)} : ${printTileType(op.result.type)}`;

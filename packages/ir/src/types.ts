@@ -128,6 +128,19 @@ export interface LoadOp extends OpBase {
   readonly tensor: string;
   readonly offsets: readonly AffineExpr[];
 }
+/**
+ * `%g = gather @E[%idx, 64*%pn] : tile<32x64xf32>`: row i of the result is row `idx[i]` of the 2-D
+ * tensor, from the column offset on. `index` is an f32 tile [BM] or [BM, 1] holding row numbers; each
+ * is truncated toward zero and clamped into [0, rows) (NaN reads row 0). Columns outside the tensor
+ * read as 0. Which rows it reads depends on data, so the analyses take it to read every row.
+ */
+export interface GatherOp extends OpBase {
+  readonly op: 'gather';
+  readonly result: TileValue;
+  readonly tensor: string;
+  readonly index: TileValue;
+  readonly column: AffineExpr;
+}
 /** `store %acc, @C[64*%pm, 64*%pn]`: elements outside the tensor are masked off. */
 export interface StoreOp extends OpBase {
   readonly op: 'store';
@@ -135,13 +148,17 @@ export interface StoreOp extends OpBase {
   readonly tensor: string;
   readonly offsets: readonly AffineExpr[];
 }
-/** `%d = dot %a, %b, %acc : tile<MxNxf32>`: `acc + a·b` for a [M,K], b [K,N]. */
+/**
+ * `%d = dot %a, %b, %acc : tile<MxNxf32>`: `acc + a·b` for a [M,K], b [K,N]. With `transposeB`
+ * (`dot %q, %k transpose_b`), b is [N,K] and the product is `a·bᵀ` (attention's Q·Kᵀ).
+ */
 export interface DotOp extends OpBase {
   readonly op: 'dot';
   readonly result: TileValue;
   readonly a: TileValue;
   readonly b: TileValue;
   readonly acc?: TileValue;
+  readonly transposeB?: boolean;
 }
 /** `%y = map add %x, %z`: elementwise; operands broadcast where a dimension is 1 (or rank 0). */
 export interface MapOp extends OpBase {
@@ -214,6 +231,7 @@ export type Op =
   | ProgramIdOp
   | ConstantOp
   | LoadOp
+  | GatherOp
   | StoreOp
   | DotOp
   | MapOp

@@ -30,6 +30,7 @@ import {
   type ConstantOp,
   type DotOp,
   type ForOp,
+  type GatherOp,
   type LoadOp,
   type MapFn,
   type MapOp,
@@ -332,6 +333,7 @@ const CHECKERS: { readonly [K in OpName]: Checker<K> } = {
   program_id: checkProgramId,
   constant: checkConstant,
   load: checkLoad,
+  gather: checkGather,
   store: checkStore,
   dot: checkDot,
   map: checkMap,
@@ -385,6 +387,33 @@ function checkLoad(ctx: Context, op: LoadOp): void {
   }
 }
 
+/**
+ * A gather reads a 2-D tensor; its index is an f32 tile [BM] or [BM, 1]; its result is [BM, BN] in
+ * the tensor's dtype.
+ */
+function checkGather(ctx: Context, op: GatherOp): void {
+  const site = siteOf(op, op.result);
+  const operandsOk = [ctx.use(op.index, 'tile', site), ctx.useAffine([op.column], site)].every(Boolean);
+  const resultOk = ctx.define(op.result, 'tile', site);
+  const t = ctx.tensor(op.tensor, site);
+  if (!operandsOk || !resultOk || t === undefined) return;
+  const { index, result } = op;
+  if (t.shape.length !== 2) ctx.report('verify/rank', site, `gather reads rows of a 2-D tensor, but @${t.name} has rank ${t.shape.length}`);
+  const rows = index.type.shape[0];
+  const isColumn = index.type.shape.length === 1 || (index.type.shape.length === 2 && index.type.shape[1] === 1);
+  if (!isColumn) {
+    ctx.report('verify/shape', site, `the index %${index.name} is ${describeShape(index.type.shape)}; a gather's index is [BM] or [BM, 1]`);
+  } else if (result.type.shape.length !== 2 || result.type.shape[0] !== rows) {
+    ctx.report('verify/shape', site, `%${result.name} is ${formatShape(result.type.shape)}, but the index %${index.name} picks ${rows} rows: the result is [${rows}, BN]`);
+  }
+  if (index.type.dtype !== 'f32') {
+    ctx.report('verify/dtype', site, `the index %${index.name} is ${index.type.dtype}; gather indices are f32 (integers up to 2^24 are exact)`);
+  }
+  if (result.type.dtype !== t.dtype) {
+    ctx.report('verify/dtype', site, `@${t.name} holds ${t.dtype}, but %${result.name} is ${result.type.dtype}; a gather keeps the tensor's dtype`);
+  }
+}
+
 function checkStore(ctx: Context, op: StoreOp): void {
   const site = siteOf(op, op.value);
   const operandsOk = [ctx.use(op.value, 'tile', site), ctx.useAffine(op.offsets, site)].every(Boolean);
@@ -418,14 +447,19 @@ function checkDot(ctx: Context, op: DotOp): void {
   for (const v of notMatrices) ctx.report('verify/rank', site, `%${v.name} must be a 2-D tile, but is ${describeShape(v.type.shape)}`);
   if (notMatrices.length > 0) return;
   const [m, k] = a.type.shape as readonly [number, number];
-  const [k2, n] = b.type.shape as readonly [number, number];
+  // With transpose_b, b is [N,K]: its rows are the product's columns.
+  const [k2, n] = (op.transposeB ? [...b.type.shape].reverse() : b.type.shape) as readonly [number, number];
+  if (op.transposeB !== undefined && typeof op.transposeB !== 'boolean') {
+    ctx.report('verify/type', site, `transposeB must be true or false, but is ${String(op.transposeB)}`);
+  }
   if (k !== k2) {
-    ctx.report('verify/shape', site, `inner dimensions differ: %${a.name} is ${m}x${k}, %${b.name} is ${k2}x${n}`);
+    const bShape = op.transposeB ? `${n}x${k2} (used transposed, transpose_b)` : `${k2}x${n}`;
+    ctx.report('verify/shape', site, `inner dimensions differ: %${a.name} is ${m}x${k}, %${b.name} is ${bShape}`);
   }
   if (a.type.dtype !== b.type.dtype) {
     ctx.report('verify/dtype', site, `operands have different dtypes: %${a.name} is ${a.type.dtype}, %${b.name} is ${b.type.dtype}`);
   }
-  const product = `%${a.name}·%${b.name} is ${m}x${n}`;
+  const product = `%${a.name}·%${b.name}${op.transposeB ? 'ᵀ' : ''} is ${m}x${n}`;
   if (acc) checkF32Matrix(ctx, site, acc, [m, n], `the accumulator %${acc.name}`, product);
   checkF32Matrix(ctx, site, result, [m, n], `the result %${result.name}`, product);
 }

@@ -87,6 +87,8 @@ function opValues(op: Op): Value[] {
       return [op.result];
     case 'load':
       return [op.result, ...op.offsets.flatMap(affineValues)];
+    case 'gather':
+      return [op.result, op.index, ...affineValues(op.column)];
     case 'store':
       return [op.value, ...op.offsets.flatMap(affineValues)];
     case 'dot':

@@ -1,9 +1,10 @@
 /**
  * Tile-access analysis, part 1: every load and store of a kernel, with the loops around it. The box
  * of a tensor a tile touches is derived from these sites (affine offsets plus the tile's extent),
- * never declared by hand.
+ * never declared by hand. A gather is a load site whose rows depend on data: it is taken to read
+ * every row of its tensor in its columns, so it waits for every chunk that lands in those columns.
  */
-import type { AffineExpr, ForOp, IndexValue, LoadOp, Module, Op, StoreOp, TensorDecl } from '@syncopate/ir';
+import type { AffineExpr, ForOp, GatherOp, IndexValue, LoadOp, Module, Op, StoreOp, TensorDecl } from '@syncopate/ir';
 
 export interface LoopContext {
   readonly iv: IndexValue;
@@ -16,7 +17,7 @@ export interface AccessSite {
   /** Position among the kernel's sites, in program order. */
   readonly index: number;
   readonly kind: 'load' | 'store';
-  readonly op: LoadOp | StoreOp;
+  readonly op: LoadOp | GatherOp | StoreOp;
   readonly tensor: TensorDecl;
   readonly offsets: readonly AffineExpr[];
   /** The tile's extent along each axis. */
@@ -53,6 +54,11 @@ export function accessSites(module: Module): readonly AccessSite[] {
         if (!tensor) return; // the verifier reports unknown tensors
         const extent = op.op === 'load' ? op.result.type.shape : op.value.type.shape;
         sites.push({ index: sites.length, kind: op.op, op, tensor, offsets: op.offsets, extent, loops, topLevel, path });
+      } else if (op.op === 'gather') {
+        const tensor = tensors.get(op.tensor);
+        if (!tensor || tensor.shape.length !== 2) return; // the verifier reports these
+        const { offsets, extent } = gatherBox(op, tensor);
+        sites.push({ index: sites.length, kind: 'load', op, tensor, offsets, extent, loops, topLevel, path });
       } else if (op.op === 'for') {
         walk(op.body, [...loops, loopContext(op)], path);
       }
@@ -61,6 +67,16 @@ export function accessSites(module: Module): readonly AccessSite[] {
   walk(module.kernel.body, [], []);
   byTensors.set(module.tensors, sites);
   return sites;
+}
+
+/** All rows from 0, the gathered columns: where a gather may read, whatever its indices hold. */
+function gatherBox(op: GatherOp, tensor: TensorDecl): { offsets: AffineExpr[]; extent: number[] } {
+  return { offsets: [{ constant: 0, terms: [] }, op.column], extent: [tensor.shape[0]!, op.result.type.shape[1] ?? 1] };
+}
+
+/** The value that names a site in diagnostics: a load's or gather's result, a store's stored tile. */
+export function siteValueName(site: AccessSite): string {
+  return site.op.op === 'store' ? site.op.value.name : site.op.result.name;
 }
 
 function loopContext(op: ForOp): LoopContext {

@@ -5,7 +5,7 @@
  * never straddles.
  */
 import { error, formatBox, type Diagnostic, type Module } from '@syncopate/ir';
-import { accessSites } from './access-sites.js';
+import { accessSites, siteValueName } from './access-sites.js';
 import { programIdDomains } from './domains.js';
 
 export interface Straddle {
@@ -53,7 +53,7 @@ export function straddlingTiles(module: Module): Straddle[] {
         for (let p = domain.lo; p < domain.hi; p++) {
           const start = coeff * p + e.constant;
           if (start < b && b < start + extent) {
-            const name = site.op.op === 'load' ? site.op.result.name : site.op.value.name;
+            const name = siteValueName(site);
             out.push({ op: site.kind, value: name, tensor: site.tensor.name, axis, boundary: b, tile: p, extent });
             break;
           }
