@@ -1,9 +1,9 @@
 /**
  * Random GEMM kernels with valid chunk plans, for the fuzz tests: `arbGemmCase()` draws a collective
- * (all-gather into A, or reduce-scatter of a partial C), a template (ring or one-shot), ranks 1-8, a
- * shape with at least one row per rank, tile sizes, chunks per rank, whether chunks are also cut
- * along K, a tile order and group size, a dtype and how many elements a chunk part moves. (All-reduce
- * of a GEMM's partial C is not among them: `align-chunks` rejects it today; see fuzz-run.test.ts.)
+ * (all-gather into A, reduce-scatter or all-reduce of a partial C), a template (ring or one-shot;
+ * all-reduce is always a ring), ranks 1-8, a shape with at least one row per rank, tile sizes, chunks
+ * per rank, whether chunks are also cut along K, a tile order and group size, a dtype and how many
+ * elements a chunk part moves.
  * `buildGemmCase` turns a case into a kernel, a plan, seeded inputs and the exact CPU answer (through
  * the `ag-gemm` and `gemm-rs` workloads' `inputs` and `reference`), and the region of C each rank
  * must match.
@@ -72,7 +72,7 @@ export const TINY: CaseLimits = { maxRanks: 3, maxDim: 40, maxChunksPerRank: 2 }
 export function arbGemmCase(limits: CaseLimits = TINY): fc.Arbitrary<GemmCase> {
   return fc
     .record({
-      collective: fc.constantFrom<Collective>('all-gather', 'reduce-scatter'),
+      collective: fc.constantFrom<Collective>('all-gather', 'reduce-scatter', 'all-reduce'),
       template: fc.constantFrom<Template>('ring', 'one-shot'),
       ranks: fc.integer({ min: 1, max: limits.maxRanks }),
       m: fc.integer({ min: 1, max: limits.maxDim }),

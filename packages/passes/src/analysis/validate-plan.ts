@@ -20,9 +20,10 @@ import {
   type Module,
   type TensorDecl,
 } from '@syncopate/ir';
-import { accessSites, siteForRank } from './access-sites.js';
+import { accessSites, siteForRank, type AccessSite } from './access-sites.js';
 import { alignChunks, tilesMeet } from './align.js';
 import { siteRegions, type TileClassRegion } from './read-regions.js';
+import { touch } from './touch.js';
 
 const describeChunk = (c: ChunkDecl) =>
   `%${c.value.name} (@${c.tensor}${formatBox(c.region)} from rank ${c.src} to rank ${c.dst} at step ${c.step})`;
@@ -199,18 +200,81 @@ export function checkAvailability(module: Module): Diagnostic[] {
   return out;
 }
 
-/** A copy must not land where the destination's own tiles store: the final value would be a race. */
+/**
+ * The parts of `chunk`'s region whose publication comes after every store `rank`'s tiles make there.
+ * A part is published only once the tiles that complete it have stored: the source rank's (its
+ * arrives), a reduce-add's destination rank's too (it adds onto their stores), and, through the parts
+ * it forwards, whatever precedes those. So the region is all of the chunk's where `rank` is such a
+ * side, and otherwise what the chunks it forwards (those landing on its source at earlier steps)
+ * have of it. Memoised in `memo` per chunk and rank.
+ */
+function publishedAfterStores(module: Module, index: PlanIndex, chunk: ChunkDecl, rank: number, memo: Map<ChunkDecl, Map<number, Box[]>>): Box[] {
+  const known = memo.get(chunk)?.get(rank);
+  if (known) return known;
+  const byRank = memo.get(chunk) ?? new Map<number, Box[]>();
+  memo.set(chunk, byRank);
+  let boxes: Box[] = [];
+  // A reduce-add's destination-side arrives are counted with the source rank's tiles: only the same
+  // tiles when the stores do not depend on the rank.
+  const addsOnto = chunk.kind === 'reduce-add' && chunk.dst === rank && storesIgnoreRank(module, chunk.tensor);
+  if (chunk.src === rank || addsOnto) boxes = [chunk.region];
+  else {
+    for (const fed of landingIn(index, chunk.tensor, chunk.src)) {
+      if (fed.step >= chunk.step || !overlaps(fed.region, chunk.region)) continue;
+      for (const b of publishedAfterStores(module, index, fed, rank, memo)) {
+        const part = intersect(b, chunk.region);
+        if (part && !boxes.some((x) => contains(x, part))) boxes.push(part);
+      }
+      if (boxes.some((x) => contains(x, chunk.region))) {
+        boxes = [chunk.region];
+        break;
+      }
+    }
+  }
+  byRank.set(rank, boxes);
+  return boxes;
+}
+
+/** No store of `tensor` has an offset that depends on `rank_id`. */
+function storesIgnoreRank(module: Module, tensor: string): boolean {
+  return accessSites(module).every((s) => s.kind !== 'store' || s.tensor.name !== tensor || siteForRank(module, s, 0) === s);
+}
+
+/**
+ * A copy must not land where the destination's own tiles store unless it is published after those
+ * stores; otherwise the final value depends on which comes last. It is after them when it forwards,
+ * through a chain of chunks, data whose publication waited for them: in an all-reduce, the
+ * all-gather copies each reduced shard onto rows where the destination stored its partial, and the
+ * reduce-scatter chain that summed the shard started with (or added onto) those very stores.
+ */
 export function checkStoreConflicts(module: Module): Diagnostic[] {
   const out: Diagnostic[] = [];
-  for (const use of alignChunks(module).stores) {
-    if (use.chunk.kind !== 'copy') continue;
-    out.push(
-      error(
-        'align/store-conflict',
-        `chunk ${describeChunk(use.chunk)} copies into elements that tiles (${use.tiles.lo.join(', ')}) of rank ${use.chunk.dst} also store`,
-        chunkWhere(use.chunk),
-      ),
-    );
+  const index = planIndex(module);
+  const memo = new Map<ChunkDecl, Map<number, Box[]>>();
+  const regions = new Map<AccessSite, Box[]>();
+  const reported = new Set<ChunkDecl>();
+  for (const site of accessSites(module)) {
+    if (site.kind !== 'store') continue;
+    for (const c of module.chunks) {
+      if (c.kind !== 'copy' || c.tensor !== site.tensor.name || reported.has(c)) continue;
+      const mine = siteForRank(module, site, c.dst);
+      const met = touch(module, mine, c.region);
+      if (!met) continue;
+      if (!regions.has(mine)) regions.set(mine, siteRegions(module, mine).flatMap((cls) => cls.boxes));
+      const stored = regions.get(mine)!.flatMap((b) => intersect(b, c.region) ?? []);
+      const ordered = publishedAfterStores(module, index, c, c.dst, memo);
+      const racing = stored.flatMap((b) => subtractAll(b, ordered));
+      if (racing.length === 0) continue;
+      reported.add(c);
+      out.push(
+        error(
+          'align/store-conflict',
+          `chunk ${describeChunk(c)} copies into @${c.tensor}${formatBox(racing[0]!)}, which tiles (${met.tiles.lo.join(', ')}) ` +
+            `of rank ${c.dst} also store, and nothing orders the copy after those stores (it forwards no chunk they complete)`,
+          chunkWhere(c),
+        ),
+      );
+    }
   }
   return out;
 }
