@@ -29,8 +29,10 @@ export interface BenchOptions extends Omit<RunWorkloadOptions, 'backend' | 'time
   readonly runs?: number;
   /** Untimed runs per variant before them (default 5). */
   readonly warmup?: number;
-  /** Called after each variant, e.g. for a progress bar. */
-  readonly onVariant?: (variant: BenchVariant, report: RunReport) => void;
+  /** Called after each variant (and after the compute-only run), e.g. for a progress bar. */
+  readonly onVariant?: (variant: BenchVariant | 'compute-only', report: RunReport) => void;
+  /** Also time the kernel without its transfers, for the overlap efficiency (default true). */
+  readonly computeOnly?: boolean;
 }
 
 export interface VariantResult {
@@ -50,11 +52,27 @@ export interface BenchReport {
   readonly devices: number;
   readonly dtype: string;
   readonly order: string;
+  readonly chunksPerRank: number;
   readonly adapter: string;
   readonly timing: RunReport['timing'];
   readonly variants: Record<BenchVariant, VariantResult>;
   /** Median over median: sequential / fused and decomposed / fused. */
   readonly speedup: { readonly overSequential: number; readonly overDecomposed: number };
+  /**
+   * How much of the communication the fused variant hid: compute-only is the kernel compiled without
+   * its plan (the same tiles, no chunk moves), timed like the variants; comm-only is sequential minus
+   * compute-only (the sequential variant runs the two one after the other); efficiency is
+   * (sequential − fused) / min(compute-only, comm-only): 1 when the shorter of the two is fully hidden.
+   * Absent when `computeOnly: false`.
+   */
+  readonly overlap?: { readonly computeOnlyMs: Summary; readonly commOnlyMs: number; readonly efficiency: number };
+}
+
+/** The overlap figures of `BenchReport.overlap` from the sequential, fused and compute-only medians. */
+export function overlapEfficiency(sequentialMs: number, fusedMs: number, computeOnlyMs: number): { commOnlyMs: number; efficiency: number } {
+  const commOnlyMs = Math.max(0, sequentialMs - computeOnlyMs);
+  const hideable = Math.min(computeOnlyMs, commOnlyMs);
+  return { commOnlyMs, efficiency: hideable > 0 ? (sequentialMs - fusedMs) / hideable : NaN };
 }
 
 export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
@@ -74,6 +92,12 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
     last = report;
   }
   const fused = variants.fused.ms.median;
+  let overlap: BenchReport['overlap'];
+  if (o.computeOnly ?? true) {
+    const alone = await runWorkload({ ...o, backend: 'auto', withoutTransfers: true, timedRuns: o.runs ?? 20, warmupRuns: o.warmup ?? 5 });
+    o.onVariant?.('compute-only', alone);
+    overlap = { computeOnlyMs: alone.timings, ...overlapEfficiency(variants.sequential.ms.median, fused, alone.timings.median) };
+  }
   return {
     workload: o.workload,
     shape: o.shape,
@@ -81,26 +105,38 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
     devices: last!.devices,
     dtype: o.dtype,
     order: o.order,
+    chunksPerRank: o.chunksPerRank ?? 1,
     adapter: last!.adapter,
     timing: last!.timing,
     variants,
     speedup: { overSequential: variants.sequential.ms.median / fused, overDecomposed: variants.decomposed.ms.median / fused },
+    ...(overlap === undefined ? {} : { overlap }),
   };
 }
 
 const fmt = (ms: number) => (ms < 10 ? ms.toFixed(3) : ms.toFixed(2));
 
-/** A Markdown table: one row per report, each variant's median (min–max), the speedups, verification. */
+/**
+ * A Markdown table: one row per report, each variant's median (min–max), the speedups, the overlap
+ * figures and verification.
+ */
 export function benchTable(reports: readonly BenchReport[]): string {
   const rows = reports.map((r) => {
     const cell = (v: BenchVariant) => `${fmt(r.variants[v].ms.median)} (${fmt(r.variants[v].ms.min)}–${fmt(r.variants[v].ms.max)})`;
     const verified = BENCH_VARIANTS.every((v) => r.variants[v].verified) ? 'yes' : 'NO';
     const { m, n, k } = r.shape;
-    return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')} | ${r.speedup.overSequential.toFixed(2)}x | ${r.speedup.overDecomposed.toFixed(2)}x | ${verified} |`;
+    const o = r.overlap;
+    const overlap = o ? [fmt(o.computeOnlyMs.median), fmt(o.commOnlyMs), Number.isNaN(o.efficiency) ? '–' : o.efficiency.toFixed(2)] : ['–', '–', '–'];
+    return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')} | ${r.speedup.overSequential.toFixed(2)}x | ${r.speedup.overDecomposed.toFixed(2)}x | ${overlap.join(' | ')} | ${verified} |`;
   });
   return [
-    '| workload | shape | ranks | devices | sequential ms | decomposed ms | fused ms | fused vs sequential | fused vs decomposed | verified |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| workload | shape | ranks | devices | order | chunks/rank | sequential ms | decomposed ms | fused ms | fused vs sequential | fused vs decomposed | compute-only ms | comm-only ms | overlap efficiency | verified |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
   ].join('\n');
+}
+
+/** The geometric mean of positive numbers (NaN for none). */
+export function geometricMean(xs: readonly number[]): number {
+  return xs.length === 0 ? NaN : Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 }

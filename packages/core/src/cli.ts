@@ -12,6 +12,8 @@ for (const stream of [process.stdout, process.stderr]) {
 const io = {
   out: (s: string) => void process.stdout.write(`${s}\n`),
   err: (s: string) => void process.stderr.write(`${s}\n`),
+  // Only on a terminal: a log or a pipe would get every step as a line of its own.
+  ...(process.stderr.isTTY ? { progress: (s: string) => void process.stderr.write(`\r\x1b[K${s}`) } : {}),
 };
 
 // exitCode, not exit(): GPU work and buffered output may still be pending when main resolves.

@@ -8,3 +8,4 @@ export * from './workloads/index.js';
 export * from './stats.js';
 export * from './bench.js';
 export { alignedTable, formatRunReport, runReportRows } from './report-format.js';
+export * from './plots.js';

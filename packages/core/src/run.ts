@@ -77,6 +77,12 @@ export interface RunWorkloadOptions extends RunOptions {
    * `maxAbsError` NaN.
    */
   readonly verify?: boolean;
+  /**
+   * Compile the kernel without its plan: every rank computes its tiles on the data it holds and no
+   * chunk moves. The compute of the workload measured alone (`benchWorkload`'s compute-only figure);
+   * the outputs are not the workload's answer, so nothing is verified.
+   */
+  readonly withoutTransfers?: boolean;
 }
 
 
@@ -141,12 +147,17 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
     ...(o.block === undefined ? {} : { block: o.block }),
   };
   const built = workload.build(wo);
-  const kernel = built.kernel;
-  const plan = o.backend === 'auto' ? built.plan : { ...built.plan, chunks: built.plan.chunks.map((c) => ({ ...c, backend: o.backend })) };
+  // Without transfers every tensor is each rank's own: the tiles read what the rank holds.
+  const kernel = o.withoutTransfers ? { ...built.kernel, tensors: built.kernel.tensors.map((t) => ({ ...t, distribution: { kind: 'replicated' as const } })) } : built.kernel;
+  const plan = o.withoutTransfers
+    ? { ...built.plan, name: 'none', chunks: [] }
+    : o.backend === 'auto'
+      ? built.plan
+      : { ...built.plan, chunks: built.plan.chunks.map((c) => ({ ...c, backend: o.backend })) };
   const compiled = compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: o.order } } });
   const placed = placeWorkload(o, compiled.module);
   const inputs = workload.inputs(wo, o.seed);
-  const check = o.verify ?? true;
+  const check = (o.verify ?? true) && !o.withoutTransfers;
   const expected = check ? workload.reference(wo, inputs) : undefined;
   const given = o.handles ?? (o.device ? [o.device] : undefined);
   const devices = given ?? (await openDevices(placed.devices.length, { device: { requiredLimits: 'adapter-max' } }));

@@ -24,7 +24,9 @@ describe('the three variants of a workload', () => {
       warmup: 1,
       onVariant: (v) => seen.push(v),
     });
-    expect(seen).toEqual([...BENCH_VARIANTS]);
+    expect(seen).toEqual([...BENCH_VARIANTS, 'compute-only']);
+    expect(r.overlap!.computeOnlyMs.runs).toBe(3);
+    expect(r.overlap!.commOnlyMs).toBeCloseTo(Math.max(0, r.variants.sequential.ms.median - r.overlap!.computeOnlyMs.median));
     for (const v of BENCH_VARIANTS) {
       expect(r.variants[v].verified).toBe(true);
       expect(r.variants[v].ms.runs).toBe(3);

@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { defaultPipeline } from '../pipeline.js';
+import { benchCommand, type BenchCommand } from './bench-args.js';
 import {
   getWorkload,
   RUN_BACKENDS,
@@ -20,7 +21,7 @@ import {
 
 export type Emit = 'ir' | 'plan' | 'wgsl';
 export const EMITS: readonly Emit[] = ['ir', 'plan', 'wgsl'];
-const DTYPES: readonly WorkloadDType[] = ['f32', 'f16'];
+export const DTYPES: readonly WorkloadDType[] = ['f32', 'f16'];
 
 export const DEFAULT_SEED = 1;
 export const DEFAULT_TIMED_RUNS = 50;
@@ -50,7 +51,7 @@ export interface RunCommand {
   readonly json: boolean;
 }
 
-export type Command = { readonly kind: 'help' } | CompileCommand | RunCommand;
+export type Command = { readonly kind: 'help' } | CompileCommand | RunCommand | BenchCommand;
 
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
@@ -72,17 +73,20 @@ const OPTIONS = {
   'ranks-per-device': { type: 'string' },
   ir: { type: 'string' },
   plan: { type: 'string' },
+  warmup: { type: 'string' },
+  out: { type: 'string' },
 } as const;
 
-type OptionName = keyof typeof OPTIONS;
-type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+export type OptionName = keyof typeof OPTIONS;
+export type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
 const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'order'];
-const ALLOWED: Record<'compile' | 'run', readonly OptionName[]> = {
+const ALLOWED: Record<'compile' | 'run' | 'bench', readonly OptionName[]> = {
   compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan'],
   run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device'],
+  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out'],
 };
-const COMMANDS = ['compile', 'run', 'help'] as const;
+const COMMANDS = ['compile', 'run', 'bench', 'help'] as const;
 /** What the IR file itself says (ranks, shapes, dtypes, how A's shards move), so they do not go with `--ir`. */
 const WORKLOAD_ONLY: readonly OptionName[] = ['ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank'];
 
@@ -101,7 +105,7 @@ function parseError(e: unknown): UsageError | undefined {
   return new UsageError(message.split('\n')[0]!);
 }
 
-function integer(flag: string, text: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+export function integer(flag: string, text: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (text === undefined) return undefined;
   const value = /^[0-9]+$/.test(text) ? Number(text) : NaN;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
@@ -111,7 +115,7 @@ function integer(flag: string, text: string | undefined, min: number, max = Numb
   return value;
 }
 
-function oneOf<T extends string>(flag: string, text: string | undefined, allowed: readonly T[], fallback: T): T {
+export function oneOf<T extends string>(flag: string, text: string | undefined, allowed: readonly T[], fallback: T): T {
   if (text === undefined) return fallback;
   if (!(allowed as readonly string[]).includes(text)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got '${text}'`);
   return text as T;
@@ -220,7 +224,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const { values, positionals } = parsed;
   const [command, name, ...extra] = positionals;
   if (values.help || command === undefined || command === 'help') return { kind: 'help' };
-  if (command !== 'compile' && command !== 'run') {
+  if (command !== 'compile' && command !== 'run' && command !== 'bench') {
     throw new UsageError(`unknown command '${command}'; the commands are ${COMMANDS.join(', ')}`);
   }
   const allowed = ALLOWED[command];
@@ -229,6 +233,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   }
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   if (command === 'compile') return compileCommand(name, values);
+  if (command === 'bench') return benchCommand(name, values);
   if (name === undefined) throw new UsageError(`${command} needs a workload: syncopate ${command} <workload>; see syncopate help`);
   return runCommand(getWorkload(name), values);
 }

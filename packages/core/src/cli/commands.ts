@@ -15,6 +15,8 @@ import { formatDiagnosticIn, loadSource, planChunkNames, planOfModule, type Load
 export interface CliIO {
   readonly out: (s: string) => void;
   readonly err: (s: string) => void;
+  /** A progress line that replaces the previous one (a terminal's stderr); '' clears it. */
+  readonly progress?: (s: string) => void;
 }
 
 function reportDiagnostics(io: CliIO, source: LoadedSource, diagnostics: readonly Diagnostic[], what = 'did not compile'): number {

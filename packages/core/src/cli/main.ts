@@ -8,12 +8,15 @@ import { formatDiagnostic, IRVerifyError } from '@syncopate/ir';
 import { CompileError } from '../errors.js';
 import { UsageError } from '../workloads/index.js';
 import { parseCommandLine, type Command } from './args.js';
+import { benchCommandRun } from './bench-command.js';
 import { compileCommand, runCommand, type CliIO } from './commands.js';
 import { SourceError } from './source.js';
 import { usage } from './usage.js';
 
 export type { CliIO } from './commands.js';
 export { formatRunReport, quantile, timingStats, type TimingStats } from './report.js';
+export type { BenchCommand } from './bench-args.js';
+export { benchRuns, summarizeBench, type BenchSummary } from './bench-command.js';
 export { parseCommandLine, type Command, type CompileCommand, type KernelSource, type RunCommand } from './args.js';
 export { SourceError } from './source.js';
 export { usage } from './usage.js';
@@ -41,7 +44,8 @@ export async function execute(command: Command, io: MainIO): Promise<number> {
       io.out(usage());
       return 0;
     }
-    return command.kind === 'compile' ? compileCommand(command, io) : await runCommand(command, io);
+    if (command.kind === 'compile') return compileCommand(command, io);
+    return command.kind === 'bench' ? await benchCommandRun(command, io) : await runCommand(command, io);
   } catch (thrown) {
     return reportThrown(thrown, io);
   }

@@ -1,6 +1,7 @@
 /** The text of `syncopate help`. */
 import { defaultPipeline } from '../pipeline.js';
 import { RUN_BACKENDS, RUN_ORDERS, WORKLOAD_NAMES, workloads } from '../workloads/index.js';
+import { DEFAULT_BENCH_RUNS, DEFAULT_BENCH_WARMUP } from './bench-args.js';
 import { DEFAULT_SEED, DEFAULT_TIMED_RUNS, EMITS, WARMUP_RUNS } from './args.js';
 
 export function usage(): string {
@@ -17,6 +18,8 @@ usage:
   syncopate compile --ir FILE [--plan FILE] [options]
                                            compile a kernel written in the textual IR
   syncopate run <workload> [options]       run it on the GPUs and check it against a CPU reference
+  syncopate bench <workload|all> [options] time it three ways (sequential, decomposed, fused), each
+                                           checked, and its compute alone; print speedups and overlap
   syncopate help                           this text (also --help, -h)
 
 workloads:
@@ -50,6 +53,15 @@ run:
   --ranks-per-device K      ranks on each device (default: ranks / devices, rounded up)
   --seed S                  seed of the inputs, 0 to 4294967295 (default ${DEFAULT_SEED})
   --json                    print the report as a JSON object
+
+bench (also --ranks, --m --n --k, --dtype, --devices, --ranks-per-device, --seed; a shape option
+applies to every workload, which otherwise keeps its defaults):
+  --order O1,O2,...         tile orders to compare (default chunk-arrival): a tile-order ablation
+  --chunks-per-rank C1,...  chunk counts to compare (default 1): a chunk-size sweep
+  --runs N                  timed runs per variant (default ${DEFAULT_BENCH_RUNS})
+  --warmup N                untimed runs before them (default ${DEFAULT_BENCH_WARMUP})
+  --json                    print the results as JSON ({summary, reports: [{variants, overlap, ...}]})
+  --out DIR                 also write bench.json, bench.md and speedup.svg into DIR
 
 exit codes: 0 success; 1 the kernel did not compile (or its IR or plan file is malformed),
             a result was wrong, or another error; 2 bad usage (unknown command, workload or

@@ -1,0 +1,70 @@
+/**
+ * `syncopate bench`'s command line: the workloads (one, or `all`), and the lists it sweeps (`--order`
+ * and `--chunks-per-rank` take comma-separated values: a tile-order ablation or a chunk-size sweep is
+ * one command). Shape options apply to every workload; each keeps its own defaults otherwise.
+ */
+import { getWorkload, RUN_ORDERS, UsageError, WORKLOAD_NAMES, type RunOrder, type Workload, type WorkloadDType, type WorkloadShape } from '../workloads/index.js';
+import { DEFAULT_SEED, DTYPES, integer, oneOf, type Values } from './args.js';
+
+export const DEFAULT_BENCH_RUNS = 20;
+export const DEFAULT_BENCH_WARMUP = 5;
+
+export interface BenchCommand {
+  readonly kind: 'bench';
+  readonly workloads: readonly Workload[];
+  /** Axes given on the command line; the others come from each workload's defaults. */
+  readonly shape: Partial<WorkloadShape>;
+  /** Given ranks, or each workload's default. */
+  readonly ranks: number | undefined;
+  readonly dtype: WorkloadDType;
+  readonly orders: readonly RunOrder[];
+  readonly chunksPerRank: readonly number[];
+  readonly devices: number | undefined;
+  readonly ranksPerDevice: number | undefined;
+  readonly seed: number;
+  readonly runs: number;
+  readonly warmup: number;
+  readonly json: boolean;
+  /** Where to write bench.json, bench.md and the plots. */
+  readonly out: string | undefined;
+}
+
+function list(flag: string, text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  const items = text.split(',').map((s) => s.trim());
+  if (items.some((s) => s === '')) throw new UsageError(`--${flag} takes a comma-separated list without empty items, got '${text}'`);
+  return [...new Set(items)];
+}
+
+export function benchCommand(name: string | undefined, v: Values): BenchCommand {
+  if (name === undefined) throw new UsageError(`bench needs a workload or all: syncopate bench <${WORKLOAD_NAMES.join('|')}|all>`);
+  const workloads = name === 'all' ? WORKLOAD_NAMES.map(getWorkload) : [getWorkload(name)];
+  const shape: { -readonly [A in keyof WorkloadShape]?: number } = {};
+  for (const axis of ['m', 'n', 'k'] as const) {
+    const value = integer(axis, v[axis], 1);
+    if (value !== undefined) shape[axis] = value;
+  }
+  const devices = integer('devices', v.devices, 1, 64);
+  const ranks = integer('ranks', v.ranks, 1);
+  if (devices !== undefined && ranks !== undefined && devices > ranks) {
+    throw new UsageError(`--devices ${devices} is more than the ${ranks} ranks: a device would hold no rank`);
+  }
+  const out = v.out;
+  if (out !== undefined && out.trim() === '') throw new UsageError(`--out needs a directory name, got '${out}'`);
+  return {
+    kind: 'bench',
+    workloads,
+    shape,
+    ranks,
+    dtype: oneOf('dtype', v.dtype, DTYPES, 'f32'),
+    orders: (list('order', v.order) ?? ['chunk-arrival']).map((o) => oneOf<RunOrder>('order', o, RUN_ORDERS, 'chunk-arrival')),
+    chunksPerRank: (list('chunks-per-rank', v['chunks-per-rank']) ?? ['1']).map((c) => integer('chunks-per-rank', c, 1)!),
+    devices,
+    ranksPerDevice: integer('ranks-per-device', v['ranks-per-device'], 1),
+    seed: integer('seed', v.seed, 0, 0xffffffff) ?? DEFAULT_SEED,
+    runs: integer('runs', v.runs, 1) ?? DEFAULT_BENCH_RUNS,
+    warmup: integer('warmup', v.warmup, 0) ?? DEFAULT_BENCH_WARMUP,
+    json: v.json ?? false,
+    out,
+  };
+}

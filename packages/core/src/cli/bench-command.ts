@@ -1,0 +1,111 @@
+/**
+ * `syncopate bench`: each workload three ways (sequential, decomposed, fused) plus its compute alone,
+ * for every order and chunk count asked for, on devices opened once. Prints a Markdown table (or
+ * JSON) and, with `--out DIR`, writes bench.json, bench.md and speedup.svg there.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDevices, type DeviceHandle } from '@syncopate/runtime';
+import { benchTable, benchWorkload, geometricMean, type BenchReport } from '../bench.js';
+import { speedupSvg } from '../plots.js';
+import type { RunOptions } from '../workloads/index.js';
+import type { BenchCommand } from './bench-args.js';
+import type { CliIO } from './commands.js';
+import { adapterBufferLimits, checkRunFits } from './limits.js';
+
+/** Steps per benchmark row: the three variants and the compute-only run. */
+const STEPS_PER_ROW = 4;
+
+/** The runs a bench command makes, one per workload, order and chunk count. */
+export function benchRuns(cmd: BenchCommand): RunOptions[] {
+  return cmd.workloads.flatMap((w) =>
+    cmd.orders.flatMap((order) =>
+      cmd.chunksPerRank.map((chunksPerRank) => ({
+        workload: w.name,
+        ranks: cmd.ranks ?? w.defaultRanks,
+        shape: { ...w.defaults, ...cmd.shape },
+        dtype: cmd.dtype,
+        chunksPerRank,
+        order,
+        backend: 'auto' as const,
+        seed: cmd.seed,
+        ...(cmd.devices === undefined ? {} : { devices: cmd.devices }),
+        ...(cmd.ranksPerDevice === undefined ? {} : { ranksPerDevice: cmd.ranksPerDevice }),
+      })),
+    ),
+  );
+}
+
+export interface BenchSummary {
+  /** Geometric mean over the rows of fused's speedup over sequential, and the best. */
+  readonly geomeanOverSequential: number;
+  readonly bestOverSequential: number;
+  readonly geomeanOverDecomposed: number;
+  readonly fusedFasterThanDecomposed: number;
+  readonly rows: number;
+  readonly allVerified: boolean;
+}
+
+export function summarizeBench(reports: readonly BenchReport[]): BenchSummary {
+  const seq = reports.map((r) => r.speedup.overSequential);
+  const dec = reports.map((r) => r.speedup.overDecomposed);
+  return {
+    geomeanOverSequential: geometricMean(seq),
+    bestOverSequential: Math.max(...seq),
+    geomeanOverDecomposed: geometricMean(dec),
+    fusedFasterThanDecomposed: dec.filter((s) => s > 1).length,
+    rows: reports.length,
+    allVerified: reports.every((r) => Object.values(r.variants).every((v) => v.verified)),
+  };
+}
+
+function summaryLine(s: BenchSummary): string {
+  return (
+    `fused vs sequential: geometric mean ${s.geomeanOverSequential.toFixed(2)}x, best ${s.bestOverSequential.toFixed(2)}x; ` +
+    `vs decomposed: geometric mean ${s.geomeanOverDecomposed.toFixed(2)}x, faster in ${s.fusedFasterThanDecomposed} of ${s.rows}` +
+    (s.allVerified ? '; every variant verified' : '; SOME VARIANTS DID NOT MATCH THE REFERENCE')
+  );
+}
+
+function progressBar(done: number, total: number, what: string): string {
+  const width = 24;
+  const filled = Math.round((done / total) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${what}`;
+}
+
+export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<number> {
+  const runs = benchRuns(cmd);
+  const limits = await adapterBufferLimits();
+  if (limits !== undefined) for (const r of runs) checkRunFits(r, limits);
+  const handles: DeviceHandle[] = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' } });
+  const reports: BenchReport[] = [];
+  const total = runs.length * STEPS_PER_ROW;
+  let done = 0;
+  try {
+    for (const run of runs) {
+      io.progress?.(progressBar(done, total, `${run.workload} ${run.order} c${run.chunksPerRank}`));
+      const report = await benchWorkload({
+        ...run,
+        handles,
+        runs: cmd.runs,
+        warmup: cmd.warmup,
+        onVariant: (variant) => io.progress?.(progressBar(++done, total, `${run.workload} ${variant}`)),
+      });
+      reports.push(report);
+    }
+  } finally {
+    io.progress?.('');
+    handles.forEach((h) => h.close());
+  }
+  const summary = summarizeBench(reports);
+  const json = { command: 'bench', adapter: reports[0]?.adapter ?? 'unknown', date: new Date().toISOString(), runs: cmd.runs, warmup: cmd.warmup, summary, reports };
+  const markdown = `${benchTable(reports)}\n\n${summaryLine(summary)}`;
+  if (cmd.out !== undefined) {
+    mkdirSync(cmd.out, { recursive: true });
+    writeFileSync(join(cmd.out, 'bench.json'), `${JSON.stringify(json, null, 2)}\n`);
+    writeFileSync(join(cmd.out, 'bench.md'), `${markdown}\n`);
+    writeFileSync(join(cmd.out, 'speedup.svg'), `${speedupSvg(reports, `Fused speedup on ${json.adapter}`)}\n`);
+  }
+  io.out(cmd.json ? JSON.stringify(json, null, 2) : markdown);
+  return summary.allVerified ? 0 : 1;
+}

@@ -1,0 +1,82 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../src/cli/args.js';
+import { benchRuns, summarizeBench } from '../src/cli/bench-command.js';
+import { overlapEfficiency, type BenchReport } from '../src/bench.js';
+import { WORKLOAD_NAMES } from '../src/workloads/index.js';
+import { cli } from './cli-harness.js';
+
+describe('syncopate bench: the command line', () => {
+  it('sweeps every order and chunk count given, for every workload of all, each with its own defaults', () => {
+    const cmd = parseCommandLine(['bench', 'all', '--order', 'row-major,grouped', '--chunks-per-rank', '1,2', '--k', '64']);
+    if (cmd.kind !== 'bench') throw new Error(cmd.kind);
+    const runs = benchRuns(cmd);
+    expect(runs).toHaveLength(WORKLOAD_NAMES.length * 4);
+    expect(new Set(runs.map((r) => r.workload))).toEqual(new Set(WORKLOAD_NAMES));
+    expect(runs.every((r) => r.shape.k === 64)).toBe(true);
+    expect(runs.filter((r) => r.workload === 'ag-gemm').map((r) => `${r.order}/${r.chunksPerRank}`)).toEqual(['row-major/1', 'row-major/2', 'grouped/1', 'grouped/2']);
+  });
+
+  it.each([
+    [['bench'], /bench needs a workload or all/],
+    [['bench', 'nope'], /unknown workload 'nope'/],
+    [['bench', 'ag-gemm', '--order', 'row-major,sideways'], /--order must be one of/],
+    [['bench', 'ag-gemm', '--chunks-per-rank', '1,,2'], /comma-separated list without empty items/],
+    [['bench', 'ag-gemm', '--runs', '0'], /--runs must be a positive integer/],
+    [['bench', 'ag-gemm', '--ranks', '2', '--devices', '3'], /more than the 2 ranks/],
+    [['bench', 'ag-gemm', '--backend', 'peer-copy'], /--backend does not apply to bench/],
+    [['bench', 'ag-gemm', '--out', ' '], /--out needs a directory/],
+  ])('%j is refused with exit code 2', async (argv, message) => {
+    const r = await cli(...argv);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+  });
+});
+
+describe('syncopate bench: overlap figures', () => {
+  it('efficiency is the time saved over the shorter of compute and communication', () => {
+    // 10 ms sequential = 6 compute + 4 comm; fused at 6 hides all 4 ms of comm.
+    expect(overlapEfficiency(10, 6, 6)).toEqual({ commOnlyMs: 4, efficiency: 1 });
+    expect(overlapEfficiency(10, 8, 6).efficiency).toBeCloseTo(0.5);
+    // Nothing to hide: undefined, not infinite.
+    expect(overlapEfficiency(6, 6, 6.5).efficiency).toBeNaN();
+  });
+
+  it('summarizes speedups as a geometric mean and counts rows where fused beats decomposed', () => {
+    const row = (overSequential: number, overDecomposed: number) => ({ speedup: { overSequential, overDecomposed }, variants: { fused: { verified: true } } }) as unknown as BenchReport;
+    const s = summarizeBench([row(2, 1.5), row(8, 0.5)]);
+    expect(s.geomeanOverSequential).toBeCloseTo(4);
+    expect(s.bestOverSequential).toBe(8);
+    expect(s.fusedFasterThanDecomposed).toBe(1);
+    expect(s.allVerified).toBe(true);
+  });
+});
+
+describe('syncopate bench on the software adapter', () => {
+  it('runs a tile-order ablation: every variant verified, JSON with variants and overlap, files written', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'syncopate-bench-'));
+    const r = await cli('bench', 'gemm-rs', '--ranks', '2', '--m', '64', '--n', '32', '--k', '32', '--order', 'row-major,chunk-arrival', '--runs', '2', '--warmup', '0', '--json', '--out', out);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.out);
+    expect(json.summary.rows).toBe(2);
+    expect(json.summary.allVerified).toBe(true);
+    expect(json.reports.map((x: BenchReport) => x.order)).toEqual(['row-major', 'chunk-arrival']);
+    for (const report of json.reports as BenchReport[]) {
+      expect(Object.keys(report.variants)).toEqual(['sequential', 'decomposed', 'fused']);
+      for (const v of Object.values(report.variants)) expect(v.ms.runs).toBe(2);
+      expect(report.overlap!.computeOnlyMs.median).toBeGreaterThan(0);
+      expect(report.speedup.overSequential).toBeCloseTo(report.variants.sequential.ms.median / report.variants.fused.ms.median);
+    }
+    expect(JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8')).reports).toHaveLength(2);
+    const md = readFileSync(join(out, 'bench.md'), 'utf8');
+    expect(md).toMatch(/\| gemm-rs \| 64x32x32 \| 2 \| 1 \| row-major \| 1 \|/);
+    expect(md).toMatch(/fused vs sequential: geometric mean/);
+    const svg = readFileSync(join(out, 'speedup.svg'), 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    // Two bars per row.
+    expect(svg.match(/<rect class="bar"/g)).toHaveLength(4);
+  }, 120_000);
+});
