@@ -9,3 +9,5 @@ export * from './stats.js';
 export * from './bench.js';
 export { alignedTable, formatRunReport, runReportRows } from './report-format.js';
 export * from './plots.js';
+export * from './trace.js';
+export * from './transfer-plan.js';

@@ -8,6 +8,7 @@
 import { chunkTransfer, type ChunkTransfer, type PlacedKernels } from '@syncopate/backends';
 import type { Module } from '@syncopate/ir';
 import { GpuTimeoutError, PeerCopier, type DeviceHandle, type RunResult } from '@syncopate/runtime';
+import type { RunRecording } from './run-recording.js';
 import { FusedSession } from './session.js';
 import type { TensorData } from './workloads/index.js';
 
@@ -79,9 +80,12 @@ export class PlacedSession {
    * One run over all devices; `wallMs` from the first submit until every device is done. With
    * `overlap: false` (a baseline for benchmarks) each device waits for every phase to finish and for
    * its chunks to land before going on, so no transfer runs beside that device's compute.
+   * With `record`, every phase is also timed (timestamp queries where the device has them) and the
+   * dispatches, transfers and waits for landings go into it (trace.ts draws them).
    */
-  async run(options: { readonly overlap?: boolean } = {}): Promise<RunResult> {
+  async run(options: { readonly overlap?: boolean; readonly record?: RunRecording } = {}): Promise<RunResult> {
     const overlap = options.overlap ?? true;
+    const record = options.record;
     const landed = new Map([...this.transfers.keys()].map((c) => [c, deferred()]));
     let failure: unknown;
     const fail = (e: unknown) => {
@@ -89,13 +93,14 @@ export class PlacedSession {
       for (const d of landed.values()) d.reject(failure);
     };
     const send = (c: number): Promise<void> => {
-      const { from, to, tensor, runs } = this.transfers.get(c)!;
+      const { from, to, tensor, runs, name, bytes } = this.transfers.get(c)!;
       return this.copier
         .copyRuns(
           { device: this.devices[from]!, buffer: this.sessions[from]!.tensorBuffer(tensor) },
           { device: this.devices[to]!, buffer: this.sessions[to]!.tensorBuffer(tensor) },
           runs,
           overlap ? 'submitted' : 'done',
+          record && ((stages) => record.transfers.push({ ...stages, chunk: c, name, from, to, bytes, byteRuns: runs.length })),
         )
         .then(() => landed.get(c)!.resolve(), fail);
     };
@@ -106,8 +111,11 @@ export class PlacedSession {
       if (!overlap) await Promise.all(sending);
       const running: Promise<RunResult>[] = [];
       for (const [p, phase] of view.phases.entries()) {
+        const waitFrom = performance.now();
         await Promise.all(phase.lands.map((c) => landed.get(c)!.promise));
-        running.push(session.launchPhase(p));
+        if (record && phase.lands.length > 0) record.waits.push({ device: d, phase: p, chunks: phase.lands, startMs: waitFrom, endMs: performance.now() });
+        const launched = session.launchPhase(p, { timing: record !== undefined });
+        running.push(record ? launched.then((result) => (record.dispatches.push({ device: d, phase: p, result }), result)) : launched);
         if (!overlap) await running[running.length - 1];
         const sent = phase.sends.map(send);
         if (!overlap) await Promise.all(sent);

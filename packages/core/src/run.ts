@@ -83,6 +83,16 @@ export interface RunWorkloadOptions extends RunOptions {
    * the outputs are not the workload's answer, so nothing is verified.
    */
   readonly withoutTransfers?: boolean;
+  /** Called once the kernels are lowered and placed, before any device is opened (e.g. to write them out). */
+  readonly onLowered?: (lowered: LoweredWorkload) => void | Promise<void>;
+  /** Called after the timed runs, the session still open: e.g. to trace one more run (`traceRun`). */
+  readonly afterTimedRuns?: (session: FusedSession | PlacedSession, lowered: LoweredWorkload & { readonly devices: readonly DeviceHandle[] }) => Promise<void>;
+}
+
+/** A workload's compiled module and its kernels as placed on devices. */
+export interface LoweredWorkload {
+  readonly module: CompiledKernel['module'];
+  readonly placed: PlacedKernels;
 }
 
 
@@ -156,6 +166,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       : { ...built.plan, chunks: built.plan.chunks.map((c) => ({ ...c, backend: o.backend })) };
   const compiled = compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: o.order } } });
   const placed = placeWorkload(o, compiled.module);
+  await o.onLowered?.({ module: compiled.module, placed });
   const inputs = workload.inputs(wo, o.seed);
   const check = (o.verify ?? true) && !o.withoutTransfers;
   const expected = check ? workload.reference(wo, inputs) : undefined;
@@ -163,7 +174,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const devices = given ?? (await openDevices(placed.devices.length, { device: { requiredLimits: 'adapter-max' } }));
   try {
     const open = { read: workload.outputs, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) };
-    const session: Session =
+    const session: FusedSession | PlacedSession =
       placed.devices.length === 1
         ? await FusedSession.open(devices[0]!, placed.devices[0]!.kernel, inputs, open)
         : await PlacedSession.open(devices, compiled.module, placed, inputs, open);
@@ -174,6 +185,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       await session.run();
       if (check) for (const name of workload.outputs) tensors[name] = await session.read(name);
       timed = await timeRuns(session, o.warmupRuns ?? 0, o.timedRuns ?? 3);
+      await o.afterTimedRuns?.(session, { module: compiled.module, placed, devices });
     } finally {
       session.destroy();
     }

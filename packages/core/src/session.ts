@@ -6,6 +6,7 @@ import { SyncopateError } from '@syncopate/ir';
 import { CONTROL, KERNEL_ERRORS, tensorBytes, type FusedKernel, type TensorBinding } from '@syncopate/backends';
 import { Executor, type DeviceHandle, type RunResult } from '@syncopate/runtime';
 import { fromHalfBits, toHalfBits } from './half.js';
+import type { RunRecording } from './run-recording.js';
 import { UsageError, type TensorData } from './workloads/index.js';
 
 /** A fused kernel gave up waiting: `chunk` never reached `rank` (or its lock was never free). */
@@ -110,11 +111,22 @@ export class FusedSession {
    * Submits one phase (the first clears the control buffer) and resolves when it is done. The
    * submission happens before this returns, so the caller can queue what must follow it (a peer
    * copy of what the phase completed) and the next phase without waiting. Check the kernel's errors
-   * with `checkKernelErrors` once every phase is done.
+   * with `checkKernelErrors` once every phase is done. With `timing` the phase is timed with
+   * timestamp queries where the device has them (for timelines; it costs a query set per launch).
    */
-  launchPhase(phase: number): Promise<RunResult> {
+  launchPhase(phase: number, options: { readonly timing?: boolean } = {}): Promise<RunResult> {
     const workgroups = this.fused.phases[phase]!;
-    return this.executor.run([{ kernel: this.kernel, workgroups, ...(phase === 0 ? { clear: ['control'] } : {}) }], { timing: false });
+    return this.executor.run([{ kernel: this.kernel, workgroups, ...(phase === 0 ? { clear: ['control'] } : {}) }], { timing: options.timing ?? false });
+  }
+
+  /**
+   * One run submitted phase by phase, as a run over several devices submits them, each phase timed
+   * where the device can and recorded in `record` as a dispatch of device 0 (trace.ts).
+   */
+  async runRecorded(record: RunRecording): Promise<void> {
+    const launched = this.fused.phases.map((_, p) => this.launchPhase(p, { timing: true }).then((result) => record.dispatches.push({ device: 0, phase: p, result })));
+    await Promise.all(launched);
+    await this.checkKernelErrors();
   }
 
   /** Throws `ChunkTimeoutError` when a spin-wait of the last run gave up. */

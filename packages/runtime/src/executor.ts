@@ -10,7 +10,7 @@ import {
 } from './errors.js';
 import type { DeviceHandle } from './gpu.js';
 import { inErrorScope } from './scope.js';
-import { PassTimer } from './timestamps.js';
+import { GpuClock, passDurationsMs, PassTimer, type PassSpan } from './timestamps.js';
 import { withTimeout } from './timeout.js';
 
 export interface BufferSpec {
@@ -62,6 +62,11 @@ export interface RunResult {
   readonly gpuMs?: number[];
   /** Host time from submit until the queue reported the work done. */
   readonly wallMs: number;
+  /** Host times (`performance.now()`) of the submit and of the queue reporting it done. */
+  readonly submittedAtMs?: number;
+  readonly doneAtMs?: number;
+  /** With timestamp queries: where each launch ran, on the device's own timeline (one origin per executor). */
+  readonly gpuSpans?: PassSpan[];
   readonly timing: 'timestamp-query' | 'wall-clock';
 }
 
@@ -82,6 +87,8 @@ interface Allocation {
  */
 export class Executor {
   private readonly allocations = new Map<string, Allocation>();
+  /** One origin for the timestamps of every run, so that runs line up (timestamps.ts). */
+  private readonly clock = new GpuClock();
 
   private constructor(
     private readonly handle: DeviceHandle,
@@ -300,7 +307,8 @@ export class Executor {
     const timer = (options.timing ?? true) && this.handle.hasTimestamps ? PassTimer.create(this.device, launches.length) : undefined;
     const names = launches.map((l) => l.kernel.spec.name).join(', ');
     try {
-      const wallMs = await inErrorScope(
+      let submittedAtMs = 0;
+      const doneAtMs = await inErrorScope(
         this.device,
         'validation',
         timeoutMs,
@@ -319,14 +327,16 @@ export class Executor {
             pass.end();
           });
           timer?.resolve(encoder);
-          const start = performance.now();
+          submittedAtMs = performance.now();
           this.device.queue.submit([encoder.finish()]);
           await withTimeout(this.device.queue.onSubmittedWorkDone(), timeoutMs, `kernels ${names}`, this.device);
-          return performance.now() - start;
+          return performance.now();
         },
       );
-      if (timer === undefined) return { wallMs, timing: 'wall-clock' };
-      return { gpuMs: await timer.read(timeoutMs), wallMs, timing: 'timestamp-query' };
+      const host = { wallMs: doneAtMs - submittedAtMs, submittedAtMs, doneAtMs };
+      if (timer === undefined) return { ...host, timing: 'wall-clock' };
+      const ticks = await timer.readTicks(timeoutMs);
+      return { gpuMs: passDurationsMs(ticks), gpuSpans: this.clock.spans(ticks), ...host, timing: 'timestamp-query' };
     } finally {
       timer?.destroy();
     }

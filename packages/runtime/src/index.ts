@@ -47,4 +47,5 @@ export {
   type PlacedDeviceHandle,
   type OpenDevicesOptions,
 } from './discovery.js';
-export { PeerCopier, type PeerCopy, type BufferRange, type PeerCopierOptions } from './peer-copy.js';
+export { GpuClock, type PassSpan, type PassTicks } from './timestamps.js';
+export { PeerCopier, type PeerCopy, type BufferRange, type PeerCopierOptions, type TransferStages } from './peer-copy.js';

@@ -56,6 +56,18 @@ class StagingPool {
   }
 }
 
+/**
+ * Host times (`performance.now()`) of one transfer's stages, for timelines: started; the source's
+ * bytes mapped on the host (its copy out waited for the work queued before it on the source);
+ * the copy into place submitted on the destination; and, with `settle: 'done'`, finished there.
+ */
+export interface TransferStages {
+  readonly startMs: number;
+  readonly sourceMappedMs: number;
+  readonly submittedMs: number;
+  readonly doneMs?: number;
+}
+
 export interface PeerCopierOptions {
   /** Longest wait on any one GPU promise; default 30 s. */
   readonly timeoutMs?: number;
@@ -98,18 +110,20 @@ export class PeerCopier {
    * Moves `runs` (byte ranges at the same offsets in both buffers) in one staging round trip. With
    * `settle: 'submitted'` it resolves once the copy into `to` is on the destination's queue: work
    * submitted there afterwards sees the bytes, and the caller need not wait for the queue to drain.
+   * `observe`, if given, gets the host times of the transfer's stages once it has settled.
    */
   async copyRuns(
     from: { readonly device: DeviceHandle; readonly buffer: GPUBuffer },
     to: { readonly device: DeviceHandle; readonly buffer: GPUBuffer },
     runs: readonly { readonly offset: number; readonly bytes: number }[],
     settle: 'done' | 'submitted' = 'done',
+    observe?: (stages: TransferStages) => void,
   ): Promise<void> {
     const bad = runs.find((r) => r.bytes % 4 !== 0 || r.bytes <= 0 || r.offset % 4 !== 0);
     if (bad || runs.length === 0) {
       throw new UsageError(`peer copy: runs must be non-empty, with offsets and sizes positive multiples of 4${bad ? `, got ${bad.bytes} bytes at ${bad.offset}` : ''}`);
     }
-    await this.move(from.device, from.buffer, to.device, to.buffer, runs.map((r) => ({ from: r.offset, to: r.offset, bytes: r.bytes })), settle);
+    await this.move(from.device, from.buffer, to.device, to.buffer, runs.map((r) => ({ from: r.offset, to: r.offset, bytes: r.bytes })), settle, observe);
   }
 
   private async move(
@@ -119,7 +133,9 @@ export class PeerCopier {
     targetBuffer: GPUBuffer,
     runs: readonly { readonly from: number; readonly to: number; readonly bytes: number }[],
     settle: 'done' | 'submitted',
+    observe?: (stages: TransferStages) => void,
   ): Promise<void> {
+    const startMs = performance.now();
     const src = source.device;
     const dst = target.device;
     const bytes = runs.reduce((n, r) => n + r.bytes, 0);
@@ -139,6 +155,7 @@ export class PeerCopier {
         withTimeout(readStaging.mapAsync(GPUMapMode.READ, 0, bytes), this.timeoutMs, 'peer copy: reading the source', src),
         withTimeout(writeStaging.mapAsync(GPUMapMode.WRITE, 0, bytes), this.timeoutMs, 'peer copy: mapping the destination staging', dst),
       ]);
+      const sourceMappedMs = performance.now();
       new Uint8Array(writeStaging.getMappedRange(0, bytes)).set(new Uint8Array(readStaging.getMappedRange(0, bytes)));
       readStaging.unmap();
       writeStaging.unmap();
@@ -149,8 +166,10 @@ export class PeerCopier {
         packed += r.bytes;
       }
       dst.queue.submit([into.finish()]);
+      const submittedMs = performance.now();
       // A staging buffer given back now is safe: mapping it again waits for this copy to finish.
       if (settle === 'done') await withTimeout(dst.queue.onSubmittedWorkDone(), this.timeoutMs, 'peer copy: writing the destination', dst);
+      observe?.({ startMs, sourceMappedMs, submittedMs, ...(settle === 'done' ? { doneMs: performance.now() } : {}) });
     } finally {
       if (readStaging.mapState === 'mapped') readStaging.unmap();
       if (writeStaging.mapState === 'mapped') writeStaging.unmap();
