@@ -128,7 +128,7 @@ function placeDispatches(dispatches: readonly DispatchRecord[]): { spans: Map<nu
   if (timed && byPhase.length > 0) {
     const offset = Math.max(...byPhase.map((d) => d.result.submittedAtMs! - d.result.gpuSpans![0]!.beginMs));
     for (const d of byPhase) spans.set(d.phase, { beginMs: d.result.gpuSpans![0]!.beginMs + offset, endMs: d.result.gpuSpans![0]!.endMs + offset });
-    return { spans, clock: 'timestamp-query', gpuToHostMs: offset };
+    return { spans, clock: 'timestamp-query', gpuToHostMs: roundUs(offset) };
   }
   let previousEnd = -Infinity;
   for (const d of byPhase) {
@@ -146,6 +146,9 @@ function adapterName(device: DeviceHandle | undefined): string {
   const info = device?.adapterInfo;
   return [info?.vendor, info?.device || info?.description].filter(Boolean).join(' ') || 'unknown adapter';
 }
+
+/** Milliseconds to the microsecond. */
+const roundUs = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /** Greedy lanes: each span goes on the first lane whose last span has ended. */
 function lanes(spans: readonly Span[]): number[] {
@@ -256,8 +259,8 @@ export function buildTrace(record: RunRecording, subject: TraceSubject): ChromeT
           byteRuns: t.byteRuns,
           // Until the source's bytes were on the host (it waits behind the source's queued work),
           // then until the copy into place was submitted on this device.
-          sourceMappedAfterMs: t.sourceMappedMs - t.startMs,
-          submittedAfterMs: t.submittedMs - t.startMs,
+          sourceMappedAfterMs: roundUs(t.sourceMappedMs - t.startMs),
+          submittedAfterMs: roundUs(t.submittedMs - t.startMs),
           ends: t.doneMs === undefined ? 'copy into place submitted' : 'copy into place done',
         },
       });

@@ -43,12 +43,18 @@ export interface CompileCommand {
   readonly timedRuns: number | undefined;
   readonly json: boolean;
   readonly dumpIrAfter: 'all' | readonly string[] | undefined;
+  /** A directory to write each device's WGSL and plan.json into (`--dump-wgsl`). */
+  readonly dumpWgsl?: string;
 }
 
 export interface RunCommand {
   readonly kind: 'run';
   readonly options: RunOptions;
   readonly json: boolean;
+  /** A file to write the Chrome trace of one more run into (`--trace`). */
+  readonly trace?: string;
+  /** A directory to write each device's WGSL and plan.json into (`--dump-wgsl`). */
+  readonly dumpWgsl?: string;
 }
 
 export type Command = { readonly kind: 'help' } | CompileCommand | RunCommand | BenchCommand;
@@ -75,6 +81,8 @@ const OPTIONS = {
   plan: { type: 'string' },
   warmup: { type: 'string' },
   out: { type: 'string' },
+  trace: { type: 'string' },
+  'dump-wgsl': { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -82,9 +90,9 @@ export type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends '
 
 const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'order'];
 const ALLOWED: Record<'compile' | 'run' | 'bench', readonly OptionName[]> = {
-  compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan'],
-  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device'],
-  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out'],
+  compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan', 'dump-wgsl'],
+  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl'],
+  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out', 'trace'],
 };
 const COMMANDS = ['compile', 'run', 'bench', 'help'] as const;
 /** What the IR file itself says (ranks, shapes, dtypes, how A's shards move), so they do not go with `--ir`. */
@@ -148,9 +156,9 @@ function workloadOptions(workload: Workload, v: Values): WorkloadOptions {
   };
 }
 
-function fileName(flag: string, text: string | undefined): string | undefined {
+function fileName(flag: string, text: string | undefined, what = 'a file name'): string | undefined {
   if (text === undefined) return undefined;
-  if (text.trim() === '') throw new UsageError(`--${flag} needs a file name, got '${text}'`);
+  if (text.trim() === '') throw new UsageError(`--${flag} needs ${what}, got '${text}'`);
   return text;
 }
 
@@ -175,6 +183,7 @@ function compileCommand(name: string | undefined, v: Values): CompileCommand {
   } else {
     if (v.emit !== undefined) throw new UsageError('--time prints timings only; leave out --emit');
     if (v['dump-ir-after'] !== undefined) throw new UsageError('--time prints timings only; leave out --dump-ir-after');
+    if (v['dump-wgsl'] !== undefined) throw new UsageError('--time prints timings only; leave out --dump-wgsl');
   }
   return {
     kind: 'compile',
@@ -185,7 +194,13 @@ function compileCommand(name: string | undefined, v: Values): CompileCommand {
     timedRuns,
     json: v.json ?? false,
     dumpIrAfter: dumpIrAfter(v['dump-ir-after']),
+    ...optional('dumpWgsl', fileName('dump-wgsl', v['dump-wgsl'], 'a directory name')),
   };
+}
+
+/** `{ [key]: value }`, or nothing when the option was not given. */
+function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
 }
 
 function runCommand(workload: Workload, v: Values): RunCommand {
@@ -210,6 +225,8 @@ function runCommand(workload: Workload, v: Values): RunCommand {
       ...(ranksPerDevice === undefined ? {} : { ranksPerDevice }),
     },
     json: v.json ?? false,
+    ...optional('trace', fileName('trace', v.trace)),
+    ...optional('dumpWgsl', fileName('dump-wgsl', v['dump-wgsl'], 'a directory name')),
   };
 }
 

@@ -1,10 +1,14 @@
 /** `syncopate compile` and `syncopate run`, given a parsed command; each returns the exit code. */
 import * as E from 'fp-ts/lib/Either.js';
+import { emitPlacedKernels } from '@syncopate/backends';
 import { print, type Diagnostic } from '@syncopate/ir';
 import { planToJson } from '@syncopate/passes';
 import { compile, type CompiledKernel, type CompileOptions } from '../compile.js';
 import { CompileError } from '../errors.js';
-import { emitWgsl, runWorkload } from '../run.js';
+import { emitWgsl, runWorkload, type LoweredWorkload, type RunWorkloadOptions } from '../run.js';
+import { traceRun } from '../trace.js';
+import type { RunReport } from '../workloads/index.js';
+import { checkTraceFile, writeTrace, writeWgslDump } from './outputs.js';
 import type { CompileCommand, RunCommand } from './args.js';
 import { WARMUP_RUNS } from './args.js';
 import { alignedTable, formatMs, formatRunReport, timingStats, type TimingStats } from './report.js';
@@ -47,6 +51,7 @@ export function compileCommand(cmd: CompileCommand, io: CliIO): number {
   if (E.isLeft(result)) return reportDiagnostics(io, source, result.left);
   let text: string;
   try {
+    if (cmd.dumpWgsl !== undefined) dumpWgsl(cmd.dumpWgsl, result.right, io);
     text = emitted(cmd, result.right);
   } catch (e) {
     if (e instanceof CompileError) return reportDiagnostics(io, source, e.diagnostics, 'did not lower to WGSL');
@@ -54,6 +59,17 @@ export function compileCommand(cmd: CompileCommand, io: CliIO): number {
   }
   io.out(text.trimEnd());
   return 0;
+}
+
+/** `--dump-wgsl` of compile: the kernel on one device, as `--emit wgsl` prints it. */
+function dumpWgsl(dir: string, compiled: CompiledKernel, io: CliIO): void {
+  const placed = emitPlacedKernels(compiled.module, []);
+  if (E.isLeft(placed)) throw new CompileError(placed.left);
+  reportDump(io, dir, writeWgslDump(dir, { module: compiled.module, placed: placed.right }));
+}
+
+function reportDump(io: CliIO, dir: string, files: readonly string[]): void {
+  io.err(`syncopate: wrote ${files.join(', ')} into ${dir}`);
 }
 
 /** What was timed: the workload's fields for a workload, the files for an IR file. */
@@ -119,7 +135,18 @@ function formatCompileTiming(t: CompileTiming): string {
 export async function runCommand(cmd: RunCommand, io: CliIO): Promise<number> {
   const limits = await adapterBufferLimits();
   if (limits !== undefined) checkRunFits(cmd.options, limits);
-  const report = await runWorkload(cmd.options);
+  if (cmd.trace !== undefined) checkTraceFile(cmd.trace);
+  const dumpDir = cmd.dumpWgsl;
+  // Written before the run, so the kernels are there to read should the run fail.
+  const options: RunWorkloadOptions = dumpDir === undefined ? cmd.options : { ...cmd.options, onLowered: (l: LoweredWorkload) => reportDump(io, dumpDir, writeWgslDump(dumpDir, l)) };
+  let report: RunReport;
+  if (cmd.trace === undefined) report = await runWorkload(options);
+  else {
+    const traced = await traceRun(options);
+    writeTrace(cmd.trace, traced.trace);
+    io.err(`syncopate: wrote the trace of one more run into ${cmd.trace} (open it in https://ui.perfetto.dev or chrome://tracing)`);
+    report = traced.report;
+  }
   io.out(cmd.json ? JSON.stringify(report, null, 2) : formatRunReport(report));
   return report.verified ? 0 : 1;
 }

@@ -45,6 +45,8 @@ compile:
                             p10 and p90 (and each pass's median) instead of the output
   --runs N                  with --time: timed compiles (default ${DEFAULT_TIMED_RUNS})
   --json                    with --time: print the timings as a JSON object
+  --dump-wgsl DIR           also write the WGSL (device-0.wgsl) and plan.json (phases, chunks per
+                            phase, byte runs) into DIR, creating it
 
 run:
   --backend B               comm backend of every chunk: ${RUN_BACKENDS.join(', ')} (default auto)
@@ -53,6 +55,11 @@ run:
   --ranks-per-device K      ranks on each device (default: ranks / devices, rounded up)
   --seed S                  seed of the inputs, 0 to 4294967295 (default ${DEFAULT_SEED})
   --json                    print the report as a JSON object
+  --dump-wgsl DIR           before running, write each device's WGSL (device-0.wgsl, device-1.wgsl,
+                            ...) and plan.json into DIR, creating it
+  --trace FILE              after the timed runs, trace one more run into FILE: a Chrome trace
+                            (ui.perfetto.dev, chrome://tracing) of each device's dispatches per rank,
+                            the transfers between devices and the host's waits for them
 
 bench (also --ranks, --m --n --k, --dtype, --devices, --ranks-per-device, --seed; a shape option
 applies to every workload, which otherwise keeps its defaults):
@@ -65,6 +72,6 @@ applies to every workload, which otherwise keeps its defaults):
 
 exit codes: 0 success; 1 the kernel did not compile (or its IR or plan file is malformed),
             a result was wrong, or another error; 2 bad usage (unknown command, workload or
-            option, a bad value, or a file that cannot be read)
+            option, a bad value, or a file that cannot be read or written)
 set SYNCOPATE_DEBUG=1 to see the stack of an unexpected error.`;
 }
