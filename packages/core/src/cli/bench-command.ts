@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
 import { benchTable, benchWorkload, geometricMean, type BenchReport } from '../bench.js';
+import { costModelTable, modelBench } from '../cost-report.js';
 import { speedupSvg } from '../plots.js';
 import type { RunOptions } from '../workloads/index.js';
 import type { BenchCommand } from './bench-args.js';
@@ -98,8 +99,9 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
     handles.forEach((h) => h.close());
   }
   const summary = summarizeBench(reports);
-  const json = { command: 'bench', adapter: reports[0]?.adapter ?? 'unknown', date: new Date().toISOString(), runs: cmd.runs, warmup: cmd.warmup, summary, reports };
-  const markdown = `${benchTable(reports)}\n\n${summaryLine(summary)}`;
+  const costModel = modelBench(reports, runs);
+  const json = { command: 'bench', adapter: reports[0]?.adapter ?? 'unknown', date: new Date().toISOString(), runs: cmd.runs, warmup: cmd.warmup, summary, reports, costModel };
+  const markdown = `${benchTable(reports)}\n\n${summaryLine(summary)}\n\nCost model (measured, then predicted and its error):\n\n${costModelTable(costModel)}`;
   if (cmd.out !== undefined) {
     mkdirSync(cmd.out, { recursive: true });
     writeFileSync(join(cmd.out, 'bench.json'), `${JSON.stringify(json, null, 2)}\n`);

@@ -1,0 +1,141 @@
+/**
+ * A cost model of the three variants: a transfer costs `latency + bytes / bandwidth` per step of the
+ * plan on the busiest device; the compute costs a fixed time per tile (measured); the plan's steps
+ * form a pipeline with the kernel's tiles cut into one group per step.
+ *
+ * - A step whose chunks feed loads (all-gather, all-to-all dispatch, ring KV) comes before the tiles
+ *   that read it: group g can start once steps 1..g have landed.
+ * - A step whose chunks carry stored results (reduce-scatter, combine) comes after the tiles that
+ *   store it: step g can go once groups 1..g are stored and step g-1 has gone (a ring forwards sums).
+ *
+ * sequential = all steps, then all tiles (or the reverse); decomposed = the pipeline with a dispatch
+ * boundary (and `dispatchMs`) between groups; fused = the same pipeline with no boundary. What it
+ * leaves out, and why it can miss: copies inside one device take SM time from the tiles (gpu-signal),
+ * tiles of one group do not all finish at once, and a step's chunks may not all be the same size.
+ */
+import type { ChunkPlan, Module, Op } from '@syncopate/ir';
+import { volume } from '@syncopate/ir';
+
+export interface CostModelParams {
+  /** Compute time of one tile, all of a device's tiles running together (throughput). */
+  readonly tileMs: number;
+  /** Fixed cost of one plan step. */
+  readonly latencyMs: number;
+  /** Bytes a device moves per millisecond within one step. */
+  readonly bytesPerMs: number;
+  /** Cost of one more dispatch boundary (submit, drain, relaunch). */
+  readonly dispatchMs: number;
+}
+
+/** What the model needs of a compiled workload; see `workloadGeometry`. */
+export interface WorkloadGeometry {
+  /** Tiles on the busiest device (its ranks' tiles together). */
+  readonly tiles: number;
+  /** Bytes moved per step to the busiest device, steps in order; empty for a plan without chunks. */
+  readonly stepBytes: readonly number[];
+  /** Whether the steps feed loads (before the tiles) or carry stores (after them). */
+  readonly direction: 'before' | 'after';
+}
+
+export interface Prediction {
+  readonly sequential: number;
+  readonly decomposed: number;
+  readonly fused: number;
+  readonly computeOnly: number;
+  readonly commOnly: number;
+}
+
+const elementBytes = (dtype: string) => (dtype === 'f16' ? 2 : 4);
+
+function tensorNames(ops: readonly Op[], kind: 'load' | 'store', into = new Set<string>()): Set<string> {
+  for (const op of ops) {
+    if (op.op === kind || (kind === 'load' && op.op === 'gather')) into.add((op as { tensor: string }).tensor);
+    if (op.op === 'for') tensorNames(op.body, kind, into);
+  }
+  return into;
+}
+
+/** The geometry of `kernel` + `plan` with ranks placed by `rankDevice` (rank → device). */
+export function workloadGeometry(kernel: Module, plan: ChunkPlan, rankDevice: readonly number[]): WorkloadGeometry {
+  const tilesPerRank = kernel.kernel.grid.reduce((a, b) => a * b, 1);
+  const perDevice = new Map<number, number>();
+  for (const d of rankDevice) perDevice.set(d, (perDevice.get(d) ?? 0) + 1);
+  const busiest = Math.max(...perDevice.values());
+  const loaded = tensorNames(kernel.kernel.body, 'load');
+  const dtypeOf = new Map(kernel.tensors.map((t) => [t.name, t.dtype]));
+  const steps = [...new Set(plan.chunks.map((c) => c.step))].sort((a, b) => a - b);
+  // Bytes arriving on each device per step; the busiest device sets the pace.
+  const stepBytes = steps.map((step) => {
+    const incoming = new Map<number, number>();
+    for (const c of plan.chunks) {
+      if (c.step !== step) continue;
+      const d = rankDevice[c.dst] ?? 0;
+      incoming.set(d, (incoming.get(d) ?? 0) + volume(c.region) * elementBytes(dtypeOf.get(c.tensor) ?? 'f32'));
+    }
+    return Math.max(0, ...incoming.values());
+  });
+  const feedsLoads = plan.chunks.some((c) => loaded.has(c.tensor) && (c.kind ?? 'copy') === 'copy');
+  return { tiles: busiest * tilesPerRank, stepBytes, direction: feedsLoads ? 'before' : 'after' };
+}
+
+/** The three variants' times (and the two parts alone) under `params`. */
+export function predict(g: WorkloadGeometry, p: CostModelParams): Prediction {
+  const computeOnly = g.tiles * p.tileMs;
+  const comm = g.stepBytes.map((b) => p.latencyMs + b / p.bytesPerMs);
+  const commOnly = comm.reduce((a, b) => a + b, 0);
+  const steps = comm.length;
+  if (steps === 0) return { sequential: computeOnly, decomposed: computeOnly, fused: computeOnly, computeOnly, commOnly };
+  // One group of tiles per step, plus the tiles that need no chunk (their own data) as group 0.
+  const group = computeOnly / (steps + 1);
+  const pipeline = (boundaryMs: number): number => {
+    if (g.direction === 'before') {
+      // Group 0 runs at once; group s after step s has landed and group s-1 is done.
+      let landed = 0;
+      let done = group;
+      for (const c of comm) {
+        landed += c;
+        done = Math.max(done + boundaryMs, landed) + group;
+      }
+      return done;
+    }
+    // Groups first; step s goes once group s is stored and step s-1 has gone.
+    let stored = 0;
+    let sent = 0;
+    for (const c of comm) {
+      stored += group + boundaryMs;
+      sent = Math.max(sent, stored) + c;
+    }
+    return Math.max(sent, stored + group);
+  };
+  return { sequential: computeOnly + commOnly, decomposed: pipeline(p.dispatchMs), fused: pipeline(0), computeOnly, commOnly };
+}
+
+/**
+ * Parameters from measurements: the compute-only time gives `tileMs`; the comm-only times of several
+ * geometries give latency and bandwidth by least squares over (steps, bytes) (latency 0 when only one
+ * geometry is given); `dispatchMs` is measured separately (default 0).
+ */
+export function fitParams(samples: readonly { geometry: WorkloadGeometry; computeOnlyMs: number; commOnlyMs: number }[], dispatchMs = 0): CostModelParams {
+  if (samples.length === 0) throw new RangeError('fitParams needs at least one measured sample');
+  const tileMs = samples.reduce((a, s) => a + s.computeOnlyMs / s.geometry.tiles, 0) / samples.length;
+  // commOnly = steps·latency + bytes/bandwidth: two unknowns, least squares through the origin.
+  const rows = samples.map((s) => ({ x1: s.geometry.stepBytes.length, x2: s.geometry.stepBytes.reduce((a, b) => a + b, 0), y: s.commOnlyMs }));
+  const s11 = rows.reduce((a, r) => a + r.x1 * r.x1, 0);
+  const s12 = rows.reduce((a, r) => a + r.x1 * r.x2, 0);
+  const s22 = rows.reduce((a, r) => a + r.x2 * r.x2, 0);
+  const s1y = rows.reduce((a, r) => a + r.x1 * r.y, 0);
+  const s2y = rows.reduce((a, r) => a + r.x2 * r.y, 0);
+  const det = s11 * s22 - s12 * s12;
+  let latencyMs = 0;
+  let perByte = s22 > 0 ? s2y / s22 : 0;
+  if (Math.abs(det) > 1e-12 * s11 * s22) {
+    latencyMs = (s22 * s1y - s12 * s2y) / det;
+    perByte = (s11 * s2y - s12 * s1y) / det;
+    // A negative latency or bandwidth fits noise, not a link: keep the one-parameter fit instead.
+    if (latencyMs < 0 || perByte <= 0) {
+      latencyMs = 0;
+      perByte = s2y / s22;
+    }
+  }
+  return { tileMs, latencyMs, bytesPerMs: perByte > 0 ? 1 / perByte : Infinity, dispatchMs };
+}

@@ -1,0 +1,111 @@
+/**
+ * The cost model against a bench: per workload configuration (rows that differ only in tile order or
+ * chunk count share it) the parameters are fitted from the compute-only and comm-only measurements,
+ * each variant is predicted and set beside its measured time, and the same parameters project the
+ * workload to more ranks (the same global shape: strong scaling).
+ */
+import { placeRanks } from '@syncopate/runtime';
+import type { BenchReport } from './bench.js';
+import { fitParams, predict, workloadGeometry, type CostModelParams, type Prediction, type WorkloadGeometry } from './cost-model.js';
+import { getWorkload, type RunOptions } from './workloads/index.js';
+
+export const PROJECTED_RANKS = [8, 16, 64] as const;
+
+export interface ModelledRow {
+  readonly report: BenchReport;
+  readonly predicted: Prediction;
+  /** (predicted − measured) / measured per variant. */
+  readonly error: { readonly sequential: number; readonly decomposed: number; readonly fused: number };
+}
+
+export interface Projection {
+  readonly ranks: number;
+  readonly devices: number;
+  readonly predicted?: Prediction;
+  /** Why there is no prediction (the workload cannot be built at that rank count). */
+  readonly skipped?: string;
+}
+
+export interface ModelledConfig {
+  readonly key: string;
+  readonly params: CostModelParams;
+  readonly rows: readonly ModelledRow[];
+  readonly projections: readonly Projection[];
+}
+
+function geometryOf(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'devices' | 'ranksPerDevice'>): WorkloadGeometry {
+  const { kernel, plan } = getWorkload(run.workload).build({ ranks: run.ranks, shape: run.shape, dtype: run.dtype, ...(run.chunksPerRank ? { chunksPerRank: run.chunksPerRank } : {}) });
+  return workloadGeometry(kernel, plan, placeRanks(run.ranks, run.devices ?? 1, run.ranksPerDevice));
+}
+
+const relative = (predicted: number, measured: number) => (predicted - measured) / measured;
+
+/** Models every configuration of `reports` (made by `runs`, in the same order). */
+export function modelBench(reports: readonly BenchReport[], runs: readonly RunOptions[]): ModelledConfig[] {
+  const groups = new Map<string, { report: BenchReport; run: RunOptions; geometry: WorkloadGeometry }[]>();
+  reports.forEach((report, i) => {
+    if (!report.overlap) return;
+    const run = runs[i]!;
+    const { m, n, k } = run.shape;
+    const key = `${run.workload} ${m}x${n}x${k} ${run.dtype} R${run.ranks} D${report.devices}`;
+    groups.set(key, [...(groups.get(key) ?? []), { report, run, geometry: geometryOf(run) }]);
+  });
+  return [...groups].map(([key, members]) => {
+    const base = fitParams(members.map((m) => ({ geometry: m.geometry, computeOnlyMs: m.report.overlap!.computeOnlyMs.median, commOnlyMs: m.report.overlap!.commOnlyMs })));
+    // The dispatch cost is what the decomposed runs took beyond the boundary-free pipeline, per boundary.
+    const perBoundary = members.map((m) => (m.report.variants.decomposed.ms.median - predict(m.geometry, base).fused) / Math.max(1, m.geometry.stepBytes.length));
+    const params = { ...base, dispatchMs: Math.max(0, perBoundary.reduce((a, b) => a + b, 0) / perBoundary.length) };
+    const rows = members.map(({ report, geometry }) => {
+      const predicted = predict(geometry, params);
+      const v = report.variants;
+      return {
+        report,
+        predicted,
+        error: {
+          sequential: relative(predicted.sequential, v.sequential.ms.median),
+          decomposed: relative(predicted.decomposed, v.decomposed.ms.median),
+          fused: relative(predicted.fused, v.fused.ms.median),
+        },
+      };
+    });
+    const { run } = members[0]!;
+    const ranksPerDevice = Math.ceil(run.ranks / members[0]!.report.devices);
+    const projections = PROJECTED_RANKS.map((ranks): Projection => {
+      const devices = Math.ceil(ranks / ranksPerDevice);
+      try {
+        return { ranks, devices, predicted: predict(geometryOf({ ...run, ranks, devices, ranksPerDevice }), params) };
+      } catch (e) {
+        return { ranks, devices, skipped: (e as Error).message };
+      }
+    });
+    return { key, params, rows, projections };
+  });
+}
+
+const ms = (x: number) => (x < 10 ? x.toFixed(3) : x.toFixed(2));
+const pct = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(0)}%`;
+
+/** Markdown: the fitted parameters, predicted vs measured per row, and the projections. */
+export function costModelTable(configs: readonly ModelledConfig[]): string {
+  const lines: string[] = [];
+  for (const c of configs) {
+    const p = c.params;
+    lines.push(
+      `**${c.key}**: tile ${(p.tileMs * 1000).toFixed(2)} µs, step latency ${ms(p.latencyMs)} ms, ${(p.bytesPerMs / 1e6).toFixed(2)} GB/s, dispatch boundary ${ms(p.dispatchMs)} ms (fitted to the decomposed runs)`,
+      '',
+      '| order | chunks/rank | sequential ms (model, error) | decomposed ms (model, error) | fused ms (model, error) |',
+      '| --- | --- | --- | --- | --- |',
+    );
+    for (const r of c.rows) {
+      const cell = (v: 'sequential' | 'decomposed' | 'fused') => `${ms(r.report.variants[v].ms.median)} (${ms(r.predicted[v])}, ${pct(r.error[v])})`;
+      lines.push(`| ${r.report.order} | ${r.report.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')} |`);
+    }
+    lines.push('', '| projected ranks | devices | sequential ms | decomposed ms | fused ms | fused vs sequential |', '| --- | --- | --- | --- | --- | --- |');
+    for (const j of c.projections) {
+      const q = j.predicted;
+      lines.push(q ? `| ${j.ranks} | ${j.devices} | ${ms(q.sequential)} | ${ms(q.decomposed)} | ${ms(q.fused)} | ${(q.sequential / q.fused).toFixed(2)}x |` : `| ${j.ranks} | ${j.devices} | – | – | – | ${j.skipped} |`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
