@@ -133,9 +133,9 @@ function formatCompileTiming(t: CompileTiming): string {
 }
 
 export async function runCommand(cmd: RunCommand, io: CliIO): Promise<number> {
+  if (cmd.trace !== undefined) checkTraceFile(cmd.trace);
   const limits = await adapterBufferLimits();
   if (limits !== undefined) checkRunFits(cmd.options, limits);
-  if (cmd.trace !== undefined) checkTraceFile(cmd.trace);
   const dumpDir = cmd.dumpWgsl;
   // Written before the run, so the kernels are there to read should the run fail.
   const options: RunWorkloadOptions = dumpDir === undefined ? cmd.options : { ...cmd.options, onLowered: (l: LoweredWorkload) => reportDump(io, dumpDir, writeWgslDump(dumpDir, l)) };
