@@ -74,3 +74,14 @@ function stripLocs(m: Module): Module {
     });
   return { ...m, kernel: { ...m.kernel, body: strip(m.kernel.body) } };
 }
+
+describe('a name with a character WGSL reads as a line break', () => {
+  it('keeps each comment on one line', () => {
+    const { text } = agFromText();
+    // U+2028 inside a quoted name (the IR's names are JSON strings when not bare words).
+    const module = parse(text.replaceAll('%pm', '%"p\\u2028m"'));
+    const wgsl = wgslOf(module);
+    expect(wgsl).not.toMatch(/[\u0085\u2028\u2029\v\f\r]/);
+    expect(wgsl).toContain('// %"p m" = program_id 0  (loc ');
+  });
+});

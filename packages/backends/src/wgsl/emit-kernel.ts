@@ -326,11 +326,13 @@ class KernelEmitter {
   /**
    * `// <the op as the IR prints it>  (note, loc L:C)` before the op's code, so WGSL reads back to the
    * IR. A `for` prints its header only (printing its body here too would make nested loops quadratic).
+   * Any character WGSL takes for a line break (a quoted name may hold one) becomes a space, so the
+   * comment stays one line.
    */
   private opComment(op: Op, note?: string): void {
     const text = op.op === 'for' ? printOp({ ...op, body: [] }).split('\n', 1)[0]!.replace(/ \{$/, '') : printOp(op);
     const about = [note, op.loc && `loc ${op.loc.line}:${op.loc.column}`].filter(Boolean).join(', ');
-    this.w.line(`// ${text}${about ? `  (${about})` : ''}`);
+    this.w.line(`// ${text}${about ? `  (${about})` : ''}`.replace(/[\n\v\f\r\u0085\u2028\u2029]/g, ' '));
   }
 
   private op(op: Op): void {
