@@ -3,6 +3,7 @@
  * the fused variant per benchmark row, and a timeline of one run's events per track.
  */
 import type { BenchReport } from './bench.js';
+import type { ChromeTrace } from './trace.js';
 
 const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const SERIES = [
@@ -86,4 +87,23 @@ export function timelineSvg(events: readonly TimelineEvent[], title: string, uni
   parts.push(`<text x="${labelWidth}" y="${axisY}">0</text><text x="${labelWidth + plotWidth}" y="${axisY}" text-anchor="end">${span.toFixed(3)} ${unit}</text>`);
   parts.push('</svg>');
   return parts.join('\n');
+}
+
+/** The spans of a Chrome trace as timeline events (ms), each on its `process / thread` track. */
+export function traceTimeline(trace: ChromeTrace): TimelineEvent[] {
+  const names = new Map<string, string>();
+  for (const e of trace.traceEvents) {
+    if (e.ph !== 'M') continue;
+    const name = String(e.args?.name ?? '');
+    if (e.name === 'process_name') names.set(`${e.pid}`, name);
+    if (e.name === 'thread_name') names.set(`${e.pid}/${e.tid}`, name);
+  }
+  return trace.traceEvents
+    .filter((e) => e.ph === 'X' && e.ts !== undefined && e.dur !== undefined)
+    .map((e) => ({
+      track: `${names.get(`${e.pid}`) ?? `pid ${e.pid}`} / ${names.get(`${e.pid}/${e.tid}`) ?? `tid ${e.tid}`}`,
+      name: e.name,
+      start: e.ts! / 1000,
+      duration: e.dur! / 1000,
+    }));
 }

@@ -78,5 +78,11 @@ describe('syncopate bench on the software adapter', () => {
     expect(svg.startsWith('<svg')).toBe(true);
     // Two bars per row.
     expect(svg.match(/<rect class="bar"/g)).toHaveLength(4);
+    // One more fused run, traced: the trace and its timeline.
+    const trace = JSON.parse(readFileSync(join(out, 'trace.json'), 'utf8'));
+    const spans = trace.traceEvents.filter((e: { ph: string }) => e.ph === 'X');
+    expect(spans.length).toBeGreaterThan(0);
+    const timeline = readFileSync(join(out, 'timeline.svg'), 'utf8');
+    expect(timeline.match(/<rect x=/g)).toHaveLength(spans.length);
   }, 120_000);
 });

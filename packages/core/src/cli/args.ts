@@ -156,7 +156,7 @@ function workloadOptions(workload: Workload, v: Values): WorkloadOptions {
   };
 }
 
-function fileName(flag: string, text: string | undefined, what = 'a file name'): string | undefined {
+export function fileName(flag: string, text: string | undefined, what = 'a file name'): string | undefined {
   if (text === undefined) return undefined;
   if (text.trim() === '') throw new UsageError(`--${flag} needs ${what}, got '${text}'`);
   return text;

@@ -4,7 +4,7 @@
  * one command). Shape options apply to every workload; each keeps its own defaults otherwise.
  */
 import { getWorkload, RUN_ORDERS, UsageError, WORKLOAD_NAMES, type RunOrder, type Workload, type WorkloadDType, type WorkloadShape } from '../workloads/index.js';
-import { DEFAULT_SEED, DTYPES, integer, oneOf, type Values } from './args.js';
+import { DEFAULT_SEED, DTYPES, fileName, integer, oneOf, type Values } from './args.js';
 
 export const DEFAULT_BENCH_RUNS = 20;
 export const DEFAULT_BENCH_WARMUP = 5;
@@ -25,8 +25,10 @@ export interface BenchCommand {
   readonly runs: number;
   readonly warmup: number;
   readonly json: boolean;
-  /** Where to write bench.json, bench.md and the plots. */
+  /** Where to write bench.json, bench.md and the plots (and trace.json with timeline.svg). */
   readonly out: string | undefined;
+  /** A file for the Chrome trace of one more fused run of the first benchmark. */
+  readonly trace: string | undefined;
 }
 
 function list(flag: string, text: string | undefined): string[] | undefined {
@@ -49,8 +51,6 @@ export function benchCommand(name: string | undefined, v: Values): BenchCommand 
   if (devices !== undefined && ranks !== undefined && devices > ranks) {
     throw new UsageError(`--devices ${devices} is more than the ${ranks} ranks: a device would hold no rank`);
   }
-  const out = v.out;
-  if (out !== undefined && out.trim() === '') throw new UsageError(`--out needs a directory name, got '${out}'`);
   return {
     kind: 'bench',
     workloads,
@@ -65,6 +65,7 @@ export function benchCommand(name: string | undefined, v: Values): BenchCommand 
     runs: integer('runs', v.runs, 1) ?? DEFAULT_BENCH_RUNS,
     warmup: integer('warmup', v.warmup, 0) ?? DEFAULT_BENCH_WARMUP,
     json: v.json ?? false,
-    out,
+    out: fileName('out', v.out, 'a directory name'),
+    trace: fileName('trace', v.trace),
   };
 }

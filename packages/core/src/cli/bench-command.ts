@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
 import { benchTable, benchWorkload, geometricMean, type BenchReport } from '../bench.js';
 import { costModelTable, modelBench } from '../cost-report.js';
-import { speedupSvg } from '../plots.js';
+import { speedupSvg, timelineSvg, traceTimeline } from '../plots.js';
+import { traceRun } from '../trace.js';
+import { checkTraceFile, writeTrace } from './outputs.js';
+import type { ChromeTrace } from '../trace.js';
 import type { RunOptions } from '../workloads/index.js';
 import type { BenchCommand } from './bench-args.js';
 import type { CliIO } from './commands.js';
@@ -68,6 +71,10 @@ function summaryLine(s: BenchSummary): string {
   );
 }
 
+function benchRowLabelOf(r: RunOptions): string {
+  return `${r.workload} ${r.shape.m}x${r.shape.n}x${r.shape.k}, ${r.ranks} ranks`;
+}
+
 function progressBar(done: number, total: number, what: string): string {
   const width = 24;
   const filled = Math.round((done / total) * width);
@@ -76,12 +83,14 @@ function progressBar(done: number, total: number, what: string): string {
 
 export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<number> {
   const runs = benchRuns(cmd);
+  if (cmd.trace !== undefined) checkTraceFile(cmd.trace);
   const limits = await adapterBufferLimits();
   if (limits !== undefined) for (const r of runs) checkRunFits(r, limits);
   const handles: DeviceHandle[] = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' } });
   const reports: BenchReport[] = [];
   const total = runs.length * STEPS_PER_ROW;
   let done = 0;
+  let trace: ChromeTrace | undefined;
   try {
     for (const run of runs) {
       io.progress?.(progressBar(done, total, `${run.workload} ${run.order} c${run.chunksPerRank}`));
@@ -93,6 +102,10 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
         onVariant: (variant) => io.progress?.(progressBar(++done, total, `${run.workload} ${variant}`)),
       });
       reports.push(report);
+    }
+    if (cmd.trace !== undefined || cmd.out !== undefined) {
+      io.progress?.(`tracing one fused run of ${runs[0]!.workload}`);
+      trace = (await traceRun({ ...runs[0]!, handles, timedRuns: 1, warmupRuns: cmd.warmup })).trace;
     }
   } finally {
     io.progress?.('');
@@ -107,6 +120,12 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
     writeFileSync(join(cmd.out, 'bench.json'), `${JSON.stringify(json, null, 2)}\n`);
     writeFileSync(join(cmd.out, 'bench.md'), `${markdown}\n`);
     writeFileSync(join(cmd.out, 'speedup.svg'), `${speedupSvg(reports, `Fused speedup on ${json.adapter}`)}\n`);
+    writeTrace(join(cmd.out, 'trace.json'), trace!);
+    writeFileSync(join(cmd.out, 'timeline.svg'), `${timelineSvg(traceTimeline(trace!), `One fused run of ${benchRowLabelOf(runs[0]!)}`)}\n`);
+  }
+  if (cmd.trace !== undefined) {
+    writeTrace(cmd.trace, trace!);
+    io.err(`syncopate: wrote the trace of one fused run of ${runs[0]!.workload} into ${cmd.trace} (open it in https://ui.perfetto.dev)`);
   }
   io.out(cmd.json ? JSON.stringify(json, null, 2) : markdown);
   return summary.allVerified ? 0 : 1;
