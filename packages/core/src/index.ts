@@ -11,3 +11,4 @@ export { alignedTable, formatRunReport, runReportRows } from './report-format.js
 export * from './plots.js';
 export * from './trace.js';
 export * from './transfer-plan.js';
+export * from './run-recording.js';
