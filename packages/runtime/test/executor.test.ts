@@ -137,7 +137,39 @@ fn main(@builtin(local_invocation_index) i: u32) {
     // openGpu turns Dawn's quantization off: quantized, every reading is a multiple of 65,536 ns.
     expect(timed.gpuMs!.some((ms) => Math.round(ms * 1e6) % 65_536 !== 0)).toBe(true);
     const untimed = await executor.run([{ kernel }], { timing: false });
-    expect(untimed).toEqual({ wallMs: untimed.wallMs, timing: 'wall-clock' });
+    expect(untimed).toEqual({ wallMs: untimed.wallMs, submittedAtMs: untimed.submittedAtMs, doneAtMs: untimed.doneAtMs, timing: 'wall-clock' });
+    expect(untimed.doneAtMs! - untimed.submittedAtMs!).toBe(untimed.wallMs);
+    expect(untimed.submittedAtMs!).toBeGreaterThanOrEqual(timed.doneAtMs!);
+  });
+
+  it('places each launch on the device timeline, one origin for every run, for timelines', async () => {
+    executor = Executor.create(handle);
+    await executor.allocate([{ name: 'sum', bytes: 4 * 64, usage: 'storage' }]);
+    const kernel = await executor.compile({
+      name: 'busy',
+      wgsl: `
+@group(0) @binding(0) var<storage, read_write> sum: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+  var s = 0u;
+  for (var k = 0u; k < 20000u; k++) { s = s * 1664525u + k; }
+  sum[i] = s;
+}`,
+      entryPoint: 'main',
+      bindings: [{ binding: 0, buffer: 'sum' }],
+      workgroups: [4],
+    });
+    const first = await executor.run([{ kernel }, { kernel }]);
+    const second = await executor.run([{ kernel }]);
+    const spans = [...first.gpuSpans!, ...second.gpuSpans!];
+    expect(spans).toHaveLength(3);
+    // The origin is the first launch's begin; each span's length is its gpuMs.
+    expect(spans[0]!.beginMs).toBe(0);
+    [...first.gpuMs!, ...second.gpuMs!].forEach((ms, i) => expect(spans[i]!.endMs - spans[i]!.beginMs).toBeCloseTo(ms, 9));
+    // Launches run in order, within a submit and across submits: the second run's span comes after
+    // the first's by at least the host time between the first finishing and the second being submitted.
+    expect(spans[1]!.beginMs).toBeGreaterThanOrEqual(spans[0]!.endMs);
+    expect(spans[2]!.beginMs - spans[1]!.endMs).toBeGreaterThanOrEqual(second.submittedAtMs! - first.doneAtMs! - 0.001);
   });
 
   it('falls back to the wall clock on a device without timestamp-query', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDevices, PeerCopier, UsageError, type PlacedDeviceHandle } from '../src/index.js';
+import { openDevices, PeerCopier, UsageError, type PlacedDeviceHandle, type TransferStages } from '../src/index.js';
 import { hasWebGPU } from './webgpu.js';
 
 describe.skipIf(!hasWebGPU)('PeerCopier', () => {
@@ -50,6 +50,33 @@ describe.skipIf(!hasWebGPU)('PeerCopier', () => {
     }
     // Two lanes, one read and one write staging buffer each: repeating the transfers allocates nothing.
     expect(copier.stagingBuffers).toBe(4);
+    copier.destroy();
+    source.destroy();
+    target.destroy();
+  });
+
+  it('reports the host times of a transfer\'s stages, in order, once it has settled', async () => {
+    const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    const source = bufferWith(a.device, Uint32Array.from({ length: 256 }, (_, i) => i));
+    const target = bufferWith(b.device, new Uint32Array(256));
+    const copier = new PeerCopier();
+    const seen: TransferStages[] = [];
+    const before = performance.now();
+    await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: 512 }, { offset: 768, bytes: 256 }], 'done', (s) => seen.push(s));
+    const after = performance.now();
+    expect(seen).toHaveLength(1);
+    const done = seen[0]!;
+    expect([before, done.startMs, done.sourceMappedMs, done.submittedMs, done.doneMs!, after]).toEqual(
+      [before, done.startMs, done.sourceMappedMs, done.submittedMs, done.doneMs!, after].sort((x, y) => x - y),
+    );
+    // Settled once submitted: no time for the destination's queue to finish.
+    await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: 4 }], 'submitted', (s) => seen.push(s));
+    expect(seen[1]!.doneMs).toBeUndefined();
+    expect(seen[1]!.submittedMs).toBeGreaterThanOrEqual(seen[1]!.sourceMappedMs);
+    const got = await read(b.device, target);
+    expect(Array.from(got.subarray(0, 128))).toEqual(Array.from({ length: 128 }, (_, i) => i));
+    expect(Array.from(got.subarray(192, 256))).toEqual(Array.from({ length: 64 }, (_, i) => 192 + i));
+    expect(got[150]).toBe(0);
     copier.destroy();
     source.destroy();
     target.destroy();
