@@ -155,6 +155,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
     dtype: o.dtype,
     ...(o.chunksPerRank === undefined ? {} : { chunksPerRank: o.chunksPerRank }),
     ...(o.block === undefined ? {} : { block: o.block }),
+    ...(o.pooling === undefined ? {} : { pooling: o.pooling }),
   };
   const built = workload.build(wo);
   // Without transfers every tensor is each rank's own: the tiles read what the rank holds.

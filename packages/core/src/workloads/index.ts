@@ -4,18 +4,21 @@
  */
 import { UsageError } from './errors.js';
 import { agGemm, gemmRs } from './gemm.js';
+import { embedA2a } from './embed-a2a.js';
 import type { Workload, WorkloadName } from './types.js';
 
 export * from './types.js';
 export * from './errors.js';
 export * from './report.js';
 export { BLOCK_K, BLOCK_MN, defaultBlock, validateGemmOptions } from './gemm.js';
+export { DEFAULT_POOLING, EMBED_BLOCK_M, embedA2a, gatherRow } from './embed-a2a.js';
 export { mulberry32, smallIntegers, streamSeed } from './random.js';
 export { fillRegion, forEachRun, gemmAccumulate, maxAbsError } from './tensor.js';
 
 export const workloads: Readonly<Record<WorkloadName, Workload>> = {
   'ag-gemm': agGemm,
   'gemm-rs': gemmRs,
+  'embed-a2a': embedA2a,
 };
 
 export const WORKLOAD_NAMES = Object.keys(workloads) as WorkloadName[];

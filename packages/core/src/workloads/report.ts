@@ -14,6 +14,8 @@ export interface RunOptions {
   readonly dtype: WorkloadDType;
   readonly chunksPerRank?: number;
   readonly block?: BlockShape;
+  /** `embed-a2a`'s pooling factor L (see `WorkloadOptions.pooling`). */
+  readonly pooling?: number;
   /** The tile order `reorder-tiles` writes (default chunk-arrival). */
   readonly order: RunOrder;
   /** Force one comm backend for every chunk, or let placement choose (`auto`). */

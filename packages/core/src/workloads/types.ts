@@ -1,7 +1,7 @@
 /** What a workload is: a kernel and plan to compile, inputs to run it on, and the answer to check against. */
 import type { Box, ChunkPlan, Module } from '@syncopate/ir';
 
-export type WorkloadName = 'ag-gemm' | 'gemm-rs';
+export type WorkloadName = 'ag-gemm' | 'gemm-rs' | 'embed-a2a';
 export type WorkloadDType = 'f32' | 'f16';
 
 export interface WorkloadShape {
@@ -25,6 +25,8 @@ export interface WorkloadOptions {
   readonly chunksPerRank?: number;
   /** Tile sizes (default: `defaultBlock(shape)`, 64x64x32 shrunk for small shapes). */
   readonly block?: BlockShape;
+  /** `embed-a2a`: embedding rows summed per sample (the pooling factor L; default 8). */
+  readonly pooling?: number;
 }
 
 /**

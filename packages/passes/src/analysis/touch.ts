@@ -67,6 +67,7 @@ export function touch(module: Module, site: AccessSite, region: Box): Touch | un
     if (e.terms.length > 1) {
       guard.push({ expr: e, lo, hi });
       exact = false;
+      if (!projectTerms(e, lo, hi, (id) => narrowed.get(id) ?? domains.get(id), narrowed, variables)) return undefined;
       continue;
     }
     const { value, coeff } = e.terms[0]!;
@@ -86,6 +87,50 @@ export function touch(module: Module, site: AccessSite, region: Box): Touch | un
     if (d.lo !== full.lo || d.hi !== full.hi) guard.unshift({ expr: variableExpr(variables.get(id)!), lo: d.lo, hi: d.hi });
   }
   return { guard, tiles: tileBox(module, narrowed), exact };
+}
+
+/**
+ * For a condition `Σ coeff·v + k ∈ [lo, hi)` on several variables, narrows each variable to the
+ * values for which the other terms, anywhere in their domains, could still meet it, and again with
+ * the narrowed domains while that narrows something (a few rounds at most). That is necessary, not
+ * sufficient, so the tile box stays a superset of the tiles that touch; but a store at
+ * `64·%dst + 16·%pm` into one destination's rows then narrows `%dst` to that destination. Does
+ * nothing when a variable has no domain; false when some variable is left with no value.
+ */
+function projectTerms(
+  e: AffineExpr,
+  lo: number,
+  hi: number,
+  domainOf: (id: number) => Domain | undefined,
+  narrowed: Map<number, Domain>,
+  variables: Map<number, IndexValue>,
+): boolean {
+  for (let round = 0; round <= e.terms.length; round++) {
+    const spans: [number, number][] = [];
+    for (const { value, coeff } of e.terms) {
+      const d = domainOf(value.id);
+      if (!d || d.hi <= d.lo) return true;
+      const a = coeff * d.lo;
+      const b = coeff * (d.hi - 1);
+      spans.push([Math.min(a, b), Math.max(a, b)]);
+    }
+    const minAll = spans.reduce((s, x) => s + x[0], 0);
+    const maxAll = spans.reduce((s, x) => s + x[1], 0);
+    let changed = false;
+    for (let i = 0; i < e.terms.length; i++) {
+      const { value, coeff } = e.terms[i]!;
+      const [vlo, vhi] = solveForVariable(coeff, e.constant, lo - (maxAll - spans[i]![1]), hi - (minAll - spans[i]![0]));
+      const before = domainOf(value.id)!;
+      const d = narrow(before, vlo, vhi);
+      if (!d) return false;
+      if (d.lo === before.lo && d.hi === before.hi) continue;
+      narrowed.set(value.id, d);
+      variables.set(value.id, value);
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  return true;
 }
 
 /** The kernel's program ids, by body: `tileBox` runs once per site and chunk. */

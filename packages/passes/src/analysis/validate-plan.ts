@@ -20,7 +20,7 @@ import {
   type Module,
   type TensorDecl,
 } from '@syncopate/ir';
-import { accessSites, siteForRank, type AccessSite } from './access-sites.js';
+import { accessSites, siteForRank, siteValueName, type AccessSite } from './access-sites.js';
 import { alignChunks, tilesMeet } from './align.js';
 import { siteRegions, type TileClassRegion } from './read-regions.js';
 import { touch } from './touch.js';
@@ -121,13 +121,12 @@ export function checkCoverage(module: Module): Diagnostic[] {
       const short = classes.find(({ boxes }) => boxes.some((b) => holes.some((h) => overlaps(b, h))));
       if (short === undefined) continue;
       const missing = short.boxes.flatMap((b) => cover(b, [mine, ...delivered]).uncovered);
-      const name = site.op.op === 'load' ? site.op.result.name : '';
       out.push(
         error(
           'align/uncovered',
           `tile (${short.tile.join(', ')}) of rank ${rank} reads @${site.tensor.name}${formatBox(missing[0]!)}, which rank ${rank} ` +
             `does not own and no chunk delivers to it`,
-          { op: 'load', value: name, ...(site.op.loc ? { loc: site.op.loc } : {}) },
+          { op: site.op.op, value: siteValueName(site), ...(site.op.loc ? { loc: site.op.loc } : {}) },
         ),
       );
     }
