@@ -12,3 +12,6 @@ export * from './plots.js';
 export * from './trace.js';
 export * from './transfer-plan.js';
 export * from './run-recording.js';
+export * from './autotune.js';
+export * from './cost-model.js';
+export * from './cost-report.js';

@@ -122,10 +122,10 @@ describe('help', () => {
 
 describe('bad usage: one line on stderr, exit code 2', () => {
   const cases: [string[], string][] = [
-    [['frobnicate'], "unknown command 'frobnicate'; the commands are compile, run, help"],
+    [['frobnicate'], "unknown command 'frobnicate'; the commands are compile, run, bench, tune, help"],
     [['compile'], 'compile needs a workload'],
     [['run'], 'run needs a workload'],
-    [['compile', 'gemv'], "unknown workload 'gemv'; known workloads: ag-gemm, gemm-rs"],
+    [['compile', 'gemv'], `unknown workload 'gemv'; known workloads: ${Object.keys(workloads).join(', ')}`],
     [['run', 'gemv'], "unknown workload 'gemv'"],
     [['compile', 'ag-gemm', 'extra'], "unexpected argument 'extra'"],
     [['compile', 'ag-gemm', '--frob'], "unknown option '--frob'"],

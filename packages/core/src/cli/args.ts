@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { defaultPipeline } from '../pipeline.js';
-import { benchCommand, type BenchCommand } from './bench-args.js';
+import { benchCommand, tuneCommand, type BenchCommand, type TuneCommand } from './bench-args.js';
 import {
   getWorkload,
   RUN_BACKENDS,
@@ -57,7 +57,7 @@ export interface RunCommand {
   readonly dumpWgsl?: string;
 }
 
-export type Command = { readonly kind: 'help' } | CompileCommand | RunCommand | BenchCommand;
+export type Command = { readonly kind: 'help' } | CompileCommand | RunCommand | BenchCommand | TuneCommand;
 
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
@@ -81,6 +81,7 @@ const OPTIONS = {
   plan: { type: 'string' },
   warmup: { type: 'string' },
   out: { type: 'string' },
+  tuned: { type: 'boolean' },
   trace: { type: 'string' },
   'dump-wgsl': { type: 'string' },
 } as const;
@@ -89,12 +90,13 @@ export type OptionName = keyof typeof OPTIONS;
 export type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
 const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'order'];
-const ALLOWED: Record<'compile' | 'run' | 'bench', readonly OptionName[]> = {
+const ALLOWED: Record<'compile' | 'run' | 'bench' | 'tune', readonly OptionName[]> = {
   compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan', 'dump-wgsl'],
   run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl'],
-  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out', 'trace'],
+  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out', 'trace', 'tuned'],
+  tune: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup'],
 };
-const COMMANDS = ['compile', 'run', 'bench', 'help'] as const;
+const COMMANDS = ['compile', 'run', 'bench', 'tune', 'help'] as const;
 /** What the IR file itself says (ranks, shapes, dtypes, how A's shards move), so they do not go with `--ir`. */
 const WORKLOAD_ONLY: readonly OptionName[] = ['ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank'];
 
@@ -241,7 +243,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const { values, positionals } = parsed;
   const [command, name, ...extra] = positionals;
   if (values.help || command === undefined || command === 'help') return { kind: 'help' };
-  if (command !== 'compile' && command !== 'run' && command !== 'bench') {
+  if (command !== 'compile' && command !== 'run' && command !== 'bench' && command !== 'tune') {
     throw new UsageError(`unknown command '${command}'; the commands are ${COMMANDS.join(', ')}`);
   }
   const allowed = ALLOWED[command];
@@ -251,6 +253,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   if (command === 'compile') return compileCommand(name, values);
   if (command === 'bench') return benchCommand(name, values);
+  if (command === 'tune') return tuneCommand(name, values);
   if (name === undefined) throw new UsageError(`${command} needs a workload: syncopate ${command} <workload>; see syncopate help`);
   return runCommand(getWorkload(name), values);
 }

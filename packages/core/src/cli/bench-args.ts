@@ -1,16 +1,19 @@
 /**
- * `syncopate bench`'s command line: the workloads (one, or `all`), and the lists it sweeps (`--order`
- * and `--chunks-per-rank` take comma-separated values: a tile-order ablation or a chunk-size sweep is
- * one command). Shape options apply to every workload; each keeps its own defaults otherwise.
+ * The command lines of `syncopate bench` and `syncopate tune`: the workloads (one, or `all`), and the
+ * lists they sweep (`--order` and `--chunks-per-rank` take comma-separated values: a tile-order
+ * ablation or a chunk-size sweep is one command; for `tune` they are the candidates). Shape options
+ * apply to every workload; each keeps its own defaults otherwise.
  */
+import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS } from '../autotune.js';
 import { getWorkload, RUN_ORDERS, UsageError, WORKLOAD_NAMES, type RunOrder, type Workload, type WorkloadDType, type WorkloadShape } from '../workloads/index.js';
 import { DEFAULT_SEED, DTYPES, fileName, integer, oneOf, type Values } from './args.js';
 
 export const DEFAULT_BENCH_RUNS = 20;
 export const DEFAULT_BENCH_WARMUP = 5;
+export const DEFAULT_TUNE_RUNS = 10;
 
-export interface BenchCommand {
-  readonly kind: 'bench';
+/** What bench and tune share: which configurations to run and how often. */
+export interface SweepOptions {
   readonly workloads: readonly Workload[];
   /** Axes given on the command line; the others come from each workload's defaults. */
   readonly shape: Partial<WorkloadShape>;
@@ -25,10 +28,21 @@ export interface BenchCommand {
   readonly runs: number;
   readonly warmup: number;
   readonly json: boolean;
+}
+
+export interface BenchCommand extends SweepOptions {
+  readonly kind: 'bench';
   /** Where to write bench.json, bench.md and the plots (and trace.json with timeline.svg). */
   readonly out: string | undefined;
   /** A file for the Chrome trace of one more fused run of the first benchmark. */
   readonly trace: string | undefined;
+  /** Each workload at the order and chunk count `syncopate tune` chose (tuning first when the cache has none). */
+  readonly tuned: boolean;
+}
+
+/** `syncopate tune`: `orders` and `chunksPerRank` are the candidates. */
+export interface TuneCommand extends SweepOptions {
+  readonly kind: 'tune';
 }
 
 function list(flag: string, text: string | undefined): string[] | undefined {
@@ -38,8 +52,8 @@ function list(flag: string, text: string | undefined): string[] | undefined {
   return [...new Set(items)];
 }
 
-export function benchCommand(name: string | undefined, v: Values): BenchCommand {
-  if (name === undefined) throw new UsageError(`bench needs a workload or all: syncopate bench <${WORKLOAD_NAMES.join('|')}|all>`);
+function sweepOptions(command: string, name: string | undefined, v: Values, defaults: { orders: readonly RunOrder[]; chunks: readonly number[]; runs: number }): SweepOptions {
+  if (name === undefined) throw new UsageError(`${command} needs a workload or all: syncopate ${command} <${WORKLOAD_NAMES.join('|')}|all>`);
   const workloads = name === 'all' ? WORKLOAD_NAMES.map(getWorkload) : [getWorkload(name)];
   const shape: { -readonly [A in keyof WorkloadShape]?: number } = {};
   for (const axis of ['m', 'n', 'k'] as const) {
@@ -52,20 +66,38 @@ export function benchCommand(name: string | undefined, v: Values): BenchCommand 
     throw new UsageError(`--devices ${devices} is more than the ${ranks} ranks: a device would hold no rank`);
   }
   return {
-    kind: 'bench',
     workloads,
     shape,
     ranks,
     dtype: oneOf('dtype', v.dtype, DTYPES, 'f32'),
-    orders: (list('order', v.order) ?? ['chunk-arrival']).map((o) => oneOf<RunOrder>('order', o, RUN_ORDERS, 'chunk-arrival')),
-    chunksPerRank: (list('chunks-per-rank', v['chunks-per-rank']) ?? ['1']).map((c) => integer('chunks-per-rank', c, 1)!),
+    orders: list('order', v.order)?.map((o) => oneOf<RunOrder>('order', o, RUN_ORDERS, 'chunk-arrival')) ?? defaults.orders,
+    chunksPerRank: list('chunks-per-rank', v['chunks-per-rank'])?.map((c) => integer('chunks-per-rank', c, 1)!) ?? defaults.chunks,
     devices,
     ranksPerDevice: integer('ranks-per-device', v['ranks-per-device'], 1),
     seed: integer('seed', v.seed, 0, 0xffffffff) ?? DEFAULT_SEED,
-    runs: integer('runs', v.runs, 1) ?? DEFAULT_BENCH_RUNS,
+    runs: integer('runs', v.runs, 1) ?? defaults.runs,
     warmup: integer('warmup', v.warmup, 0) ?? DEFAULT_BENCH_WARMUP,
     json: v.json ?? false,
+  };
+}
+
+function tuned(v: Values): boolean {
+  if (!v.tuned) return false;
+  const swept = (['order', 'chunks-per-rank'] as const).find((o) => v[o] !== undefined);
+  if (swept !== undefined) throw new UsageError(`--tuned takes the order and chunk count from the tune cache; leave out --${swept}`);
+  return true;
+}
+
+export function benchCommand(name: string | undefined, v: Values): BenchCommand {
+  return {
+    kind: 'bench',
+    ...sweepOptions('bench', name, v, { orders: ['chunk-arrival'], chunks: [1], runs: DEFAULT_BENCH_RUNS }),
     out: fileName('out', v.out, 'a directory name'),
     trace: fileName('trace', v.trace),
+    tuned: tuned(v),
   };
+}
+
+export function tuneCommand(name: string | undefined, v: Values): TuneCommand {
+  return { kind: 'tune', ...sweepOptions('tune', name, v, { orders: DEFAULT_TUNE_ORDERS, chunks: DEFAULT_TUNE_CHUNKS, runs: DEFAULT_TUNE_RUNS }) };
 }

@@ -13,31 +13,33 @@ import { traceRun } from '../trace.js';
 import { checkTraceFile, writeTrace } from './outputs.js';
 import type { ChromeTrace } from '../trace.js';
 import type { RunOptions } from '../workloads/index.js';
-import type { BenchCommand } from './bench-args.js';
+import type { BenchCommand, SweepOptions } from './bench-args.js';
+import { tunedRun } from './tune-command.js';
 import type { CliIO } from './commands.js';
 import { adapterBufferLimits, checkRunFits } from './limits.js';
 
 /** Steps per benchmark row: the three variants and the compute-only run. */
 const STEPS_PER_ROW = 4;
 
+/** One run per workload of the command, at the first order and chunk count given. */
+export function configurations(cmd: SweepOptions): RunOptions[] {
+  return cmd.workloads.map((w) => ({
+    workload: w.name,
+    ranks: cmd.ranks ?? w.defaultRanks,
+    shape: { ...w.defaults, ...cmd.shape },
+    dtype: cmd.dtype,
+    chunksPerRank: cmd.chunksPerRank[0] ?? 1,
+    order: cmd.orders[0] ?? 'chunk-arrival',
+    backend: 'auto' as const,
+    seed: cmd.seed,
+    ...(cmd.devices === undefined ? {} : { devices: cmd.devices }),
+    ...(cmd.ranksPerDevice === undefined ? {} : { ranksPerDevice: cmd.ranksPerDevice }),
+  }));
+}
+
 /** The runs a bench command makes, one per workload, order and chunk count. */
-export function benchRuns(cmd: BenchCommand): RunOptions[] {
-  return cmd.workloads.flatMap((w) =>
-    cmd.orders.flatMap((order) =>
-      cmd.chunksPerRank.map((chunksPerRank) => ({
-        workload: w.name,
-        ranks: cmd.ranks ?? w.defaultRanks,
-        shape: { ...w.defaults, ...cmd.shape },
-        dtype: cmd.dtype,
-        chunksPerRank,
-        order,
-        backend: 'auto' as const,
-        seed: cmd.seed,
-        ...(cmd.devices === undefined ? {} : { devices: cmd.devices }),
-        ...(cmd.ranksPerDevice === undefined ? {} : { ranksPerDevice: cmd.ranksPerDevice }),
-      })),
-    ),
-  );
+export function benchRuns(cmd: SweepOptions): RunOptions[] {
+  return configurations(cmd).flatMap((run) => cmd.orders.flatMap((order) => cmd.chunksPerRank.map((chunksPerRank) => ({ ...run, order, chunksPerRank }))));
 }
 
 export interface BenchSummary {
@@ -82,12 +84,17 @@ function progressBar(done: number, total: number, what: string): string {
 }
 
 export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<number> {
-  const runs = benchRuns(cmd);
+  let runs = benchRuns(cmd);
   if (cmd.trace !== undefined) checkTraceFile(cmd.trace);
   const limits = await adapterBufferLimits();
   if (limits !== undefined) for (const r of runs) checkRunFits(r, limits);
   const handles: DeviceHandle[] = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' } });
   const reports: BenchReport[] = [];
+  if (cmd.tuned) {
+    const tuned: RunOptions[] = [];
+    for (const run of configurations(cmd)) tuned.push(await tunedRun(run, handles, cmd, io));
+    runs = tuned;
+  }
   const total = runs.length * STEPS_PER_ROW;
   let done = 0;
   let trace: ChromeTrace | undefined;

@@ -10,6 +10,7 @@ import { UsageError } from '../workloads/index.js';
 import { parseCommandLine, type Command } from './args.js';
 import { benchCommandRun } from './bench-command.js';
 import { compileCommand, runCommand, type CliIO } from './commands.js';
+import { tuneCommandRun } from './tune-command.js';
 import { SourceError } from './source.js';
 import { usage } from './usage.js';
 
@@ -45,7 +46,8 @@ export async function execute(command: Command, io: MainIO): Promise<number> {
       return 0;
     }
     if (command.kind === 'compile') return compileCommand(command, io);
-    return command.kind === 'bench' ? await benchCommandRun(command, io) : await runCommand(command, io);
+    if (command.kind === 'bench') return await benchCommandRun(command, io);
+    return command.kind === 'tune' ? await tuneCommandRun(command, io) : await runCommand(command, io);
   } catch (thrown) {
     return reportThrown(thrown, io);
   }

@@ -1,7 +1,8 @@
 /** The text of `syncopate help`. */
 import { defaultPipeline } from '../pipeline.js';
 import { RUN_BACKENDS, RUN_ORDERS, WORKLOAD_NAMES, workloads } from '../workloads/index.js';
-import { DEFAULT_BENCH_RUNS, DEFAULT_BENCH_WARMUP } from './bench-args.js';
+import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS } from '../autotune.js';
+import { DEFAULT_BENCH_RUNS, DEFAULT_BENCH_WARMUP, DEFAULT_TUNE_RUNS } from './bench-args.js';
 import { DEFAULT_SEED, DEFAULT_TIMED_RUNS, EMITS, WARMUP_RUNS } from './args.js';
 
 export function usage(): string {
@@ -20,6 +21,8 @@ usage:
   syncopate run <workload> [options]       run it on the GPUs and check it against a CPU reference
   syncopate bench <workload|all> [options] time it three ways (sequential, decomposed, fused), each
                                            checked, and its compute alone; print speedups and overlap
+  syncopate tune <workload|all> [options]  time the fused kernel at each order and chunk count; keep
+                                           the fastest in the tune cache for bench --tuned
   syncopate help                           this text (also --help, -h)
 
 workloads:
@@ -68,7 +71,15 @@ applies to every workload, which otherwise keeps its defaults):
   --runs N                  timed runs per variant (default ${DEFAULT_BENCH_RUNS})
   --warmup N                untimed runs before them (default ${DEFAULT_BENCH_WARMUP})
   --json                    print the results as JSON ({summary, reports: [{variants, overlap, ...}]})
-  --out DIR                 also write bench.json, bench.md and speedup.svg into DIR
+  --out DIR                 also write bench.json, bench.md and speedup.svg into DIR, with
+                            trace.json and timeline.svg of one more fused run
+  --trace FILE              the Chrome trace of one more fused run of the first workload
+  --tuned                   each workload at the order and chunk count tune chose (tuned now
+                            when the cache has none)
+
+tune (the options of bench but --out, --trace, --tuned): --order and --chunks-per-rank are the
+candidates (default ${DEFAULT_TUNE_ORDERS.join(',')} and ${DEFAULT_TUNE_CHUNKS.join(',')}), --runs per candidate
+(default ${DEFAULT_TUNE_RUNS}); the cache is $SYNCOPATE_CACHE_DIR/tune.json (default ~/.cache/syncopate)
 
 exit codes: 0 success; 1 the kernel did not compile (or its IR or plan file is malformed),
             a result was wrong, or another error; 2 bad usage (unknown command, workload or

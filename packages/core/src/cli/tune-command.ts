@@ -1,0 +1,68 @@
+/**
+ * `syncopate tune`: time the fused variant of each workload at every candidate order and chunk count,
+ * keep the fastest verified one in the tune cache, and print the trials. `bench --tuned` reads the
+ * cache through `tunedRun` (tuning first when it has no entry).
+ */
+import { openDevices, type DeviceHandle } from '@syncopate/runtime';
+import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS, tune, TuneCache, tuneKey, type TuneResult } from '../autotune.js';
+import { adapterLabel } from '../run.js';
+import type { RunOptions } from '../workloads/index.js';
+import type { SweepOptions, TuneCommand } from './bench-args.js';
+import { configurations } from './bench-command.js';
+import type { CliIO } from './commands.js';
+import { formatMs } from './report.js';
+
+async function tuneOne(run: RunOptions, handles: readonly DeviceHandle[], cmd: Pick<SweepOptions, 'runs' | 'warmup'> & Partial<Pick<SweepOptions, 'orders' | 'chunksPerRank'>>, io: CliIO): Promise<TuneResult> {
+  const orders = cmd.orders ?? DEFAULT_TUNE_ORDERS;
+  const chunks = cmd.chunksPerRank ?? DEFAULT_TUNE_CHUNKS;
+  let done = 0;
+  return tune({
+    ...run,
+    handles,
+    orders,
+    chunksPerRank: chunks,
+    timedRuns: cmd.runs,
+    warmupRuns: cmd.warmup,
+    onTrial: (t) => io.progress?.(`tuning ${run.workload}: ${++done}/${orders.length * chunks.length} (${t.order}, ${t.chunksPerRank} chunks/rank)`),
+  });
+}
+
+/** `run` at the order and chunk count the cache holds for it on these devices; tuned now if absent. */
+export async function tunedRun(run: RunOptions, handles: readonly DeviceHandle[], cmd: Pick<SweepOptions, 'warmup'>, io: CliIO): Promise<RunOptions> {
+  const cache = TuneCache.open();
+  const key = tuneKey(adapterLabel(handles[0]!, handles.length), run);
+  let result = cache.get(key);
+  if (result === undefined) {
+    io.err(`syncopate: no tuned choice for ${run.workload} on this adapter in ${cache.file}; tuning it now`);
+    result = await tuneOne(run, handles, { runs: 10, warmup: cmd.warmup }, io);
+    cache.put(result);
+  }
+  return { ...run, order: result.best.order, chunksPerRank: result.best.chunksPerRank };
+}
+
+function formatTune(r: TuneResult, file: string): string {
+  const rows = r.trials.map((t) => {
+    const best = t.order === r.best.order && t.chunksPerRank === r.best.chunksPerRank;
+    const time = t.verified ? `${formatMs(t.ms)} ms` : 'WRONG RESULT';
+    return `  ${t.order.padEnd(14)} ${String(t.chunksPerRank).padStart(11)}  ${time.padStart(12)}${best ? '  <- best' : ''}`;
+  });
+  return [r.key, `  ${'order'.padEnd(14)} ${'chunks/rank'.padStart(11)}  ${'fused'.padStart(12)}`, ...rows, `  stored in ${file}`].join('\n');
+}
+
+export async function tuneCommandRun(cmd: TuneCommand, io: CliIO): Promise<number> {
+  const handles = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' } });
+  const cache = TuneCache.open();
+  const results: TuneResult[] = [];
+  try {
+    for (const run of configurations(cmd)) {
+      const result = await tuneOne(run, handles, cmd, io);
+      cache.put(result);
+      results.push(result);
+    }
+  } finally {
+    io.progress?.('');
+    handles.forEach((h) => h.close());
+  }
+  io.out(cmd.json ? JSON.stringify({ cache: cache.file, results }, null, 2) : results.map((r) => formatTune(r, cache.file)).join('\n\n'));
+  return 0;
+}
