@@ -1,7 +1,7 @@
 // Embedding lookup + All-to-All (DLRM): the gather op on the software adapter, the workload's
 // reference, its plan as the analyses see it, and the workload run fused, on one and two devices.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildModule, mul, sharded, type Module } from '@syncopate/ir';
+import { buildModule, mul, scheduleTable, sharded, type Module } from '@syncopate/ir';
 import { alignChunks, chunksProducedBy, chunksWaitedBy, oneShotAllGather } from '@syncopate/passes';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
 import { BENCH_VARIANTS, benchWorkload } from '../src/bench.js';
@@ -155,6 +155,20 @@ describe('embed-a2a: plan and reference', () => {
     expect(alignChunks(module).waits).toEqual([]);
   });
 
+  it('in chunk-arrival order, rank r computes the shard sent at step 0 first and its own last', () => {
+    const R = 4;
+    const { kernel, plan } = embedA2a.build(options(R, { m: 128, n: 32, k: 50 }, { block: { m: 8, n: 16, k: 1 } }));
+    const module = compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: 'chunk-arrival' } } }).module;
+    const tilesPerShard = 4 * 2; // 32 samples in 8-row tiles, 32 columns in 16-wide tiles
+    for (let r = 0; r < R; r++) {
+      // The shards' destinations in visiting order: step s sends to r + s + 1, so r + 1, r + 2, ..., then r.
+      const dsts = scheduleTable(module.kernel.scheduler, module.kernel.grid, r).map((tile) => tile[0]!);
+      const runs = Array.from({ length: R }, (_, i) => dsts.slice(i * tilesPerShard, (i + 1) * tilesPerShard));
+      expect(runs.map((run) => new Set(run).size)).toEqual([1, 1, 1, 1]);
+      expect(runs.map((run) => run[0])).toEqual([1, 2, 3, 0].map((s) => (r + s) % R));
+    }
+  });
+
   it('rejects bad options with a UsageError that says what is wrong', () => {
     const bad: [Partial<WorkloadOptions> & { shape?: WorkloadOptions['shape'] }, RegExp][] = [
       [{ shape: { m: 30, n: 32, k: 16 } }, /B = 30 is not a multiple of the 4 ranks/],
@@ -212,8 +226,8 @@ describe('embed-a2a fused on the software adapter, against the CPU reference', (
     expect(report.backend).toBe(ranks === 2 ? 'peer-copy' : 'gpu-signal+peer-copy');
   }, 300_000);
 
-  it('sequential, decomposed and fused all verified', async () => {
-    const r = await benchWorkload({ ...base, ranks: 2, shape, device: handles[0]!, runs: 2, warmup: 0, computeOnly: false, timeoutMs: 120_000 });
+  it('sequential, decomposed and fused all verified, and the compute alone timed', async () => {
+    const r = await benchWorkload({ ...base, ranks: 2, shape, device: handles[0]!, runs: 2, warmup: 0, timeoutMs: 120_000 });
     for (const v of BENCH_VARIANTS) {
       expect(r.variants[v].verified, v).toBe(true);
       expect(r.variants[v].maxAbsError, v).toBe(0);
@@ -222,6 +236,8 @@ describe('embed-a2a fused on the software adapter, against the CPU reference', (
     expect(r.variants.fused.phases).toEqual([1]);
     expect(r.variants.decomposed.backend).toBe('peer-copy');
     expect(r.variants.sequential.phases[0]).toBeGreaterThan(1);
+    // The kernel alone (no chunk moves), for the overlap figures.
+    expect(r.overlap!.computeOnlyMs.runs).toBe(2);
   }, 300_000);
 
   it('runs its defaults in seconds (once its shader is compiled)', async () => {
