@@ -141,7 +141,7 @@ function tensorOf(inputs: TensorData, name: string, ranks: number, size: number)
 
 export const embedA2a: Workload = {
   name: 'embed-a2a',
-  description: 'Embedding bag + All-to-All (DLRM): rank r pools Σ_l E_r[I_r[b,l]] for all B samples; rank d gets rows [d·B, (d+1)·B) of P [R·B, D], its B/R samples from every table, source-major',
+  description: 'Embedding bag + All-to-All (DLRM): rank r pools Σ_l E_r[I_r[b,l]] for all M = B samples (N = D wide, K table rows, L = 8); rank d gets its B/R samples from every table: rows [d·B, (d+1)·B) of P',
   defaults: { m: 128, n: 64, k: 512 },
   defaultRanks: 4,
   outputs: ['P'],
