@@ -16,6 +16,7 @@ import {
   type GatherOp,
   type LoadOp,
   type MapFn,
+  type ReduceOp,
   type Module,
   type Op,
   type TileValue,
@@ -291,23 +292,29 @@ class KernelEmitter {
   }
 
   private sharedArrays(): void {
+    const declare = (v: TileValue, from: string) => {
+      const [r, c] = v.type.shape as [number, number];
+      const ty = this.wgslType(v.type.dtype);
+      const name = identifier('sh_', v.name);
+      const layout = `${r}x${c}${from}${this.layout.transposed.has(v.id) ? ', stored K-major' : ''}`;
+      this.w.line(
+        this.vectorised(v)
+          ? `var<workgroup> ${name}: array<vec4<${ty}>, ${(r * c) / 4}>; // ${layout}`
+          : `var<workgroup> ${name}: array<${ty}, ${r * c}>; // ${layout}`,
+      );
+    };
     const visit = (ops: readonly Op[]) => {
       for (const op of ops) {
-        if (op.op === 'load' && this.layout.shared.has(op.result.id)) {
-          const [r, c] = op.result.type.shape as [number, number];
-          const ty = this.wgslType(op.result.type.dtype);
-          const name = identifier('sh_', op.result.name);
-          const layout = this.layout.transposed.has(op.result.id) ? `${r}x${c}, stored K-major` : `${r}x${c}`;
-          this.w.line(
-            this.vectorised(op.result)
-              ? `var<workgroup> ${name}: array<vec4<${ty}>, ${(r * c) / 4}>; // ${layout}`
-              : `var<workgroup> ${name}: array<${ty}, ${r * c}>; // ${layout}`,
-          );
-        }
+        if (op.op === 'load' && this.layout.shared.has(op.result.id)) declare(op.result, '');
+        const defined = op.op === 'for' ? [...op.iterArgs, ...op.results] : 'result' in op && op.result.type.kind === 'tile' ? [op.result as TileValue] : [];
+        for (const v of defined) if (this.layout.registerOperands.has(v.id)) declare(v, ' from registers');
         if (op.op === 'for') visit(op.body);
       }
     };
     visit(this.module.kernel.body);
+    if (this.layout.reduceScratch > 0) {
+      this.w.line(`var<workgroup> wg_reduce: array<f32, ${this.layout.reduceScratch}>; // partial results of reductions, one per (line, thread)`);
+    }
   }
 
   private block(ops: readonly Op[]): void {
@@ -377,7 +384,7 @@ class KernelEmitter {
         return;
       }
       case 'dot':
-        return this.dot(op.result, op.a, op.b, op.acc);
+        return this.dot(op.result, op.a, op.b, op.acc, op.transposeB === true);
       case 'map': {
         const n = this.name(op.result.id, op.result.name);
         const ty = this.wgslType(op.result.type.dtype);
@@ -403,8 +410,67 @@ class KernelEmitter {
       case 'arrive':
         return emitArrive(w, this.signal, this.chunkIndex.get(op.chunk.id)!, op.guard);
       case 'reduce':
-        throw new Error('unreachable: the layout rejects reduce');
+        return this.reduce(op);
     }
+  }
+
+  /**
+   * `fn` over `axis` of a register tile: each thread combines its own elements along the axis, writes
+   * the partial into `wg_reduce` at (line, its thread along the axis), and after a barrier every
+   * thread combines the partials of the lines it holds. A line that every thread along the other
+   * axis holds (a broadcast row or column) is written by the first of them only.
+   */
+  private reduce(op: ReduceOp): void {
+    const w = this.w;
+    const { value: x, result, axis, fn } = op;
+    const n = this.name(result.id, result.name);
+    const ty = this.wgslType(result.type.dtype);
+    w.line(`var ${n}: ${this.regType(result)};`);
+    const [rows, cols] = x.type.shape as [number, number];
+    if ((axis === 1 ? cols : rows) === 1) {
+      this.forElements(result, (i, j) => w.line(`${this.elem(result, i, j)} = ${this.elem(x, i, j)};`));
+      return;
+    }
+    const combine = (a: string, b: string) => (fn === 'sum' ? `${a} + ${b}` : `${fn}(${a}, ${b})`);
+    const { tm, tn, ty: threadsY, tx: threadsX, gm, gn } = this.t;
+    // Along the reduced axis: the thread's elements and the threads that share a line; across it: the lines.
+    const [own, threads, thread] = axis === 1 ? [tn, threadsX, 'tx'] : [tm, threadsY, 'ty'];
+    const [lines, across] = axis === 1 ? [rows === 1 ? 1 : tm, rows] : [cols === 1 ? 1 : tn, cols];
+    const line = (l: string) => (across === 1 ? '0u' : axis === 1 ? this.owned(l, 'ty', threadsY, gm) : this.owned(l, 'tx', threadsX, gn));
+    const at = (l: string, k: string) => (axis === 1 ? this.elem(x, l, k) : this.elem(x, k, l));
+    const writer = across === 1 ? (axis === 1 ? 'ty == 0u' : 'tx == 0u') : 'true';
+    w.block('', () => {
+      w.line('workgroupBarrier(); // the previous reduction is done reading wg_reduce');
+      w.block(`for (var l = 0u; l < ${lines}u; l++)`, () => {
+        w.line(`var part = f32(${at('l', '0u')});`);
+        if (own > 1) w.line(`for (var k = 1u; k < ${own}u; k++) { part = ${combine('part', `f32(${at('l', 'k')})`)}; }`);
+        w.line(`if (${writer}) { wg_reduce[(${line('l')}) * ${threads}u + ${thread}] = part; }`);
+      });
+      w.line('workgroupBarrier();');
+      w.block(`for (var l = 0u; l < ${lines}u; l++)`, () => {
+        w.line(`let base = (${line('l')}) * ${threads}u;`);
+        w.line('var total = wg_reduce[base];');
+        w.line(`for (var t = 1u; t < ${threads}u; t++) { total = ${combine('total', 'wg_reduce[base + t]')}; }`);
+        w.line(`${axis === 1 ? this.elem(result, 'l', '0u') : this.elem(result, '0u', 'l')} = ${ty}(total);`);
+      });
+    });
+  }
+
+  /**
+   * Copies a register tile that a dot reads into workgroup memory, where a staged load of its shape
+   * would lie, between barriers (the previous dot is done reading; this one reads all of it).
+   */
+  private stageRegisters(v: TileValue): string {
+    const w = this.w;
+    const [, c] = v.type.shape as [number, number];
+    w.line(`// %${v.name} from registers into workgroup memory, for the dot`);
+    w.line('workgroupBarrier();');
+    this.forElements(v, (i, j) => {
+      w.line(`let e = (${this.owned(i, 'ty', this.t.ty, this.t.gm)}) * ${c}u + ${this.owned(j, 'tx', this.t.tx, this.t.gn)};`);
+      w.line(`${this.stagedElement(v, 'e')} = ${this.elem(v, i, j)};`);
+    });
+    w.line('workgroupBarrier();');
+    return identifier('sh_', v.name);
   }
 
   /** All threads copy the tile into workgroup memory; elements outside the tensor read as 0. */
@@ -434,10 +500,15 @@ class KernelEmitter {
 
   /** Where element e of a staged load lives in workgroup memory. */
   private stagedAt(op: LoadOp, e: string): string {
-    const [r, c] = op.result.type.shape as [number, number];
-    const sh = identifier('sh_', op.result.name);
-    const at = this.layout.transposed.has(op.result.id) ? `(${e} % ${c}u) * ${r}u + ${e} / ${c}u` : e;
-    return this.vectorised(op.result) ? `${sh}[(${at}) / 4u][(${at}) % 4u]` : `${sh}[${at}]`;
+    return this.stagedElement(op.result, e);
+  }
+
+  /** Where element e (row-major) of a staged tile lives in workgroup memory. */
+  private stagedElement(v: TileValue, e: string): string {
+    const [r, c] = v.type.shape as [number, number];
+    const sh = identifier('sh_', v.name);
+    const at = this.layout.transposed.has(v.id) ? `(${e} % ${c}u) * ${r}u + ${e} / ${c}u` : e;
+    return this.vectorised(v) ? `${sh}[(${at}) / 4u][(${at}) % 4u]` : `${sh}[${at}]`;
   }
 
   private registerLoad(op: LoadOp): void {
@@ -473,12 +544,13 @@ class KernelEmitter {
     });
   }
 
-  /** `acc + a·b` from the staged tiles, each thread accumulating its TM×TN block in f32. */
-  private dot(result: TileValue, a: TileValue, b: TileValue, acc: TileValue | undefined): void {
+  /** `acc + a·b` (`a·bᵀ` with `transposeB`) from the staged tiles, each thread accumulating its TM×TN block in f32. */
+  private dot(result: TileValue, a: TileValue, b: TileValue, acc: TileValue | undefined, transposeB = false): void {
     const w = this.w;
     const { tm, tn, ty, tx } = this.t;
     const k = a.type.shape[1]!;
-    const bn = b.type.shape[1]!;
+    // A transposed B [N,K] is staged K-major, where a plain B [K,N] lies: row kk at kk·N either way.
+    const bn = b.type.shape[transposeB ? 0 : 1]!;
     let n: string;
     if (acc && this.uses.get(acc.id) === 1) {
       n = this.name(acc.id);
@@ -488,8 +560,8 @@ class KernelEmitter {
       if (!acc && this.sgm) this.sgm.zeros(n, '0');
       else w.line(acc ? `var ${n} = ${this.name(acc.id)};` : `var ${n}: array<f32, ${tm * tn}>;`);
     }
-    const sa = this.name(a.id);
-    const sb = this.name(b.id);
+    const sa = this.layout.registerOperands.has(a.id) ? this.stageRegisters(a) : this.name(a.id);
+    const sb = this.layout.registerOperands.has(b.id) ? this.stageRegisters(b) : this.name(b.id);
     const bm = a.type.shape[0]!;
     if (this.sgm) return this.sgm.dot(n, sa, sb, bm, bn, k);
     w.block(`for (var kk = 0u; kk < ${k}u; kk++)`, () => {
@@ -516,10 +588,14 @@ class KernelEmitter {
     }
   }
 
-  /** A staged operand read as vec4s: its thread groups are 4 wide along the dimension the dot reads. */
+  /**
+   * A staged operand read as vec4s: its thread groups (rows for A, columns for B) are 4 wide, and
+   * the dimension the dot reads them along (the first when stored transposed) is a multiple of 4.
+   */
   private vectorised(v: TileValue): boolean {
     const [r, c] = v.type.shape as [number, number];
-    return this.layout.transposed.has(v.id) ? this.t.gm === 4 && r % 4 === 0 : this.t.gn === 4 && c % 4 === 0;
+    const group = this.layout.bOperands.has(v.id) ? this.t.gn : this.t.gm;
+    return group === 4 && (this.layout.transposed.has(v.id) ? r : c) % 4 === 0;
   }
 
   private loop(op: Extract<Op, { op: 'for' }>): void {

@@ -89,8 +89,15 @@ export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target:
           unsupported(op, `the dot accumulates in ${op.result.type.dtype}; the configuration in ${config.resultComponentType}`, op.result);
         }
         if (k % config.K !== 0) unsupported(op, `the dot's K tile (${k}) is not a multiple of the configuration's K (${config.K})`, op.result);
+        if (op.transposeB) unsupported(op, `transpose_b is not lowered yet (%${op.result.name})`, op.result);
+        for (const v of [op.a, op.b]) {
+          if (simt.registerOperands.has(v.id)) unsupported(op, `dot operands are staged from loads only; %${v.name} is not a load`, v);
+        }
         return;
       }
+      case 'reduce':
+        unsupported(op, `reductions of tiles are not lowered yet (%${op.result.name})`, op.result);
+        return;
       case 'store':
         if (matrices.has(op.value.id)) {
           const tensor = module.tensors.find((t) => t.name === op.tensor);

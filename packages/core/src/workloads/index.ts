@@ -5,6 +5,7 @@
 import { UsageError } from './errors.js';
 import { agGemm, gemmRs } from './gemm.js';
 import { embedA2a } from './embed-a2a.js';
+import { ringAttn } from './ring-attn.js';
 import type { Workload, WorkloadName } from './types.js';
 
 export * from './types.js';
@@ -12,6 +13,7 @@ export * from './errors.js';
 export * from './report.js';
 export { BLOCK_K, BLOCK_MN, defaultBlock, validateGemmOptions } from './gemm.js';
 export { DEFAULT_POOLING, EMBED_BLOCK_M, embedA2a, gatherRow } from './embed-a2a.js';
+export { attentionReference, attentionWorkgroupBytes, ringAttentionBlock, ringAttentionKernel, ringAttentionShape, RING_ATTN_TOLERANCE } from './ring-attn.js';
 export { mulberry32, smallIntegers, streamSeed } from './random.js';
 export { fillRegion, forEachRun, gemmAccumulate, maxAbsError } from './tensor.js';
 
@@ -19,6 +21,7 @@ export const workloads: Readonly<Record<WorkloadName, Workload>> = {
   'ag-gemm': agGemm,
   'gemm-rs': gemmRs,
   'embed-a2a': embedA2a,
+  'ring-attn': ringAttn,
 };
 
 export const WORKLOAD_NAMES = Object.keys(workloads) as WorkloadName[];

@@ -1,7 +1,7 @@
 /** What a workload is: a kernel and plan to compile, inputs to run it on, and the answer to check against. */
 import type { Box, ChunkPlan, Module } from '@syncopate/ir';
 
-export type WorkloadName = 'ag-gemm' | 'gemm-rs' | 'embed-a2a';
+export type WorkloadName = 'ag-gemm' | 'gemm-rs' | 'embed-a2a' | 'ring-attn';
 export type WorkloadDType = 'f32' | 'f16';
 
 export interface WorkloadShape {
@@ -56,6 +56,11 @@ export interface Workload {
    * elements are not defined after the fused kernel).
    */
   reference(o: WorkloadOptions, inputs: TensorData): TensorData;
+  /**
+   * The largest |actual − expected| on the checked region that still verifies (default 0: exact).
+   * Only for workloads whose kernels cannot be exact in f32 (ring-attn's softmax uses exp).
+   */
+  tolerance?(o: WorkloadOptions): number;
   /** The tensors to check, e.g. `['C']`. */
   readonly outputs: readonly string[];
   /** The elements of output `tensor` that are defined on `rank` after the fused kernel. */
