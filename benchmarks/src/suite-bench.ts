@@ -1,0 +1,162 @@
+/**
+ * The workload suite on a GPU: every workload three ways (sequential, decomposed, fused) plus its
+ * compute alone, at GPU-sized shapes, with ranks sharing one device and with ranks on two devices
+ * (peer-copy); a tile-order ablation and a chunk-size sweep for ag-gemm and gemm-rs; the cost model
+ * fitted and projected; the Chrome trace and timeline of one fused run. Each configuration is first
+ * verified against the CPU reference at the workload's default (small) shape on the same devices;
+ * the CPU reference at the GPU shapes would take minutes, so those runs are not checked again.
+ *
+ *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs]
+ *
+ * Writes suite.json, suite.md, speedup.svg, trace.json and timeline.svg into DIR.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  BENCH_VARIANTS,
+  benchTable,
+  benchWorkload,
+  costModelTable,
+  geometricMean,
+  getWorkload,
+  modelBench,
+  speedupSvg,
+  timelineSvg,
+  traceRun,
+  traceTimeline,
+  WORKLOAD_NAMES,
+  type BenchReport,
+  type RunOptions,
+  type RunOrder,
+  type WorkloadName,
+  type WorkloadShape,
+} from '@syncopate/core';
+import { openDevices, type DeviceHandle } from '@syncopate/runtime';
+
+/** The SIMT GEMM's fastest tile on the H100 (benchmarks/README.md). */
+const GEMM_BLOCK = { m: 128, n: 128, k: 8 };
+
+/** A shape per workload where compute and communication are both sizeable on one GPU. */
+function gpuShape(workload: WorkloadName, ranks: number, size: number): WorkloadShape {
+  switch (workload) {
+    case 'ag-gemm':
+      return { m: size, n: size / ranks, k: size }; // one size³ GEMM of work in all
+    case 'gemm-rs':
+      return { m: size, n: size, k: size / ranks };
+    case 'gemv-ar':
+      return { m: 16, n: 2 * size, k: 2 * size }; // decode: 16 tokens, a 2·size square weight
+    case 'a2a-gemm':
+      return { m: size / 2, n: size / 2, k: size / 2 }; // tokens per rank, outputs, hidden
+    case 'embed-a2a':
+      return { m: 4 * size, n: 128, k: 16 * size }; // batch, embedding dim, table rows
+    case 'ring-attn':
+      return { m: size, n: 64, k: size }; // sequence, head dim
+    default:
+      return getWorkload(workload).defaults;
+  }
+}
+
+interface Case {
+  readonly workload: WorkloadName;
+  readonly ranks: number;
+  readonly handles: DeviceHandle[];
+  readonly order?: RunOrder;
+  readonly chunksPerRank?: number;
+  readonly section: 'suite' | 'ablation' | 'sweep';
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' } } });
+  const out = values.out ?? process.env.OUT ?? '.';
+  const quick = values.quick ?? false;
+  const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
+  const names = values.only ? (values.only.split(',') as WorkloadName[]) : WORKLOAD_NAMES;
+  const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
+  const one = devices.slice(0, 1);
+  const cases: Case[] = [];
+  for (const workload of names) {
+    const gemm = workload === 'ag-gemm' || workload === 'gemm-rs';
+    for (const ranks of gemm ? [2, 4, 8] : [4]) cases.push({ workload, ranks, handles: one, section: 'suite' });
+    cases.push({ workload, ranks: gemm ? 2 : 4, handles: devices, section: 'suite' });
+    if (!gemm) continue;
+    for (const order of ['row-major', 'grouped'] as const) cases.push({ workload, ranks: 4, handles: one, order, section: 'ablation' });
+    for (const chunksPerRank of [2, 4]) cases.push({ workload, ranks: 4, handles: one, chunksPerRank, section: 'sweep' });
+  }
+  const reports: { section: Case['section']; report: BenchReport; run: RunOptions }[] = [];
+  const failures: string[] = [];
+  try {
+    for (const c of cases) {
+      const label = `${c.section} ${c.workload} R${c.ranks} D${c.handles.length} ${c.order ?? 'chunk-arrival'} c${c.chunksPerRank ?? 1}`;
+      const base = {
+        workload: c.workload,
+        ranks: c.ranks,
+        dtype: 'f32' as const,
+        order: c.order ?? ('chunk-arrival' as const),
+        chunksPerRank: c.chunksPerRank ?? 1,
+        seed: 1,
+        handles: c.handles,
+        devices: c.handles.length,
+        backend: 'auto' as const,
+      };
+      try {
+        const check = await benchWorkload({ ...base, shape: getWorkload(c.workload).defaults, runs: 1, warmup: 0, computeOnly: false });
+        const verified = BENCH_VARIANTS.every((v) => check.variants[v].verified);
+        const shape = gpuShape(c.workload, c.ranks, size);
+        const block = c.workload === 'ag-gemm' || c.workload === 'gemm-rs' ? { block: GEMM_BLOCK } : {};
+        const r = await benchWorkload({ ...base, shape, ...block, verify: false, runs: quick ? 5 : 20, warmup: 5 });
+        const report = { ...r, variants: Object.fromEntries(BENCH_VARIANTS.map((v) => [v, { ...r.variants[v], verified }])) as BenchReport['variants'] };
+        reports.push({ section: c.section, report, run: { ...base, shape } });
+        console.log(JSON.stringify({ section: c.section, ...report }));
+      } catch (e) {
+        // One workload failing must not lose the others' figures: record it and go on.
+        const message = `${label}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`;
+        failures.push(message);
+        console.error(message);
+      }
+    }
+    let trace;
+    try {
+      trace = (await traceRun({ workload: 'ag-gemm', ranks: 4, shape: gpuShape('ag-gemm', 4, size), block: GEMM_BLOCK, dtype: 'f32', order: 'chunk-arrival', backend: 'auto', seed: 1, handles: devices, devices: 2, verify: false, timedRuns: 3, warmupRuns: 3 })).trace;
+    } catch (e) {
+      failures.push(`trace: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    mkdirSync(out, { recursive: true });
+    const suite = reports.filter((r) => r.section === 'suite');
+    const speedups = suite.map((r) => r.report.speedup.overSequential);
+    const md = [
+      `# Workload suite on ${reports[0]?.report.adapter ?? 'unknown adapter'}`,
+      '',
+      '## Suite (ranks sharing one device; D2 = ranks on two devices, peer-copy)',
+      benchTable(suite.map((r) => r.report)),
+      '',
+      `fused vs sequential: geometric mean ${geometricMean(speedups).toFixed(2)}x, best ${Math.max(...speedups).toFixed(2)}x; ` +
+        `fused faster than decomposed in ${suite.filter((r) => r.report.speedup.overDecomposed > 1).length} of ${suite.length}`,
+      '',
+      '## Tile-order ablation (4 ranks, one device)',
+      benchTable(reports.filter((r) => r.section !== 'sweep' && r.report.ranks === 4 && r.report.devices === 1 && ['ag-gemm', 'gemm-rs'].includes(r.report.workload)).map((r) => r.report)),
+      '',
+      '## Chunk-size sweep (4 ranks, one device)',
+      benchTable(reports.filter((r) => r.section !== 'ablation' && r.report.ranks === 4 && r.report.devices === 1 && ['ag-gemm', 'gemm-rs'].includes(r.report.workload)).map((r) => r.report)),
+      '',
+      '## Cost model',
+      costModelTable(modelBench(reports.map((r) => r.report), reports.map((r) => r.run))),
+      failures.length ? `## Failures\n\n${failures.map((f) => `- ${f}`).join('\n')}` : '',
+    ].join('\n');
+    console.log(md);
+    writeFileSync(join(out, 'suite.md'), `${md}\n`);
+    writeFileSync(join(out, 'suite.json'), `${JSON.stringify({ size, reports, failures }, null, 2)}\n`);
+    writeFileSync(join(out, 'speedup.svg'), `${speedupSvg(suite.map((r) => r.report), `Fused speedup, ${reports[0]?.report.adapter ?? ''}`)}\n`);
+    if (trace) {
+      writeFileSync(join(out, 'trace.json'), JSON.stringify(trace));
+      writeFileSync(join(out, 'timeline.svg'), `${timelineSvg(traceTimeline(trace), 'One fused run: ag-gemm, 4 ranks on 2 devices')}\n`);
+    }
+  } finally {
+    devices.forEach((d) => d.close());
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  process.exitCode = 1;
+});
