@@ -4,6 +4,8 @@
  */
 import { UsageError } from './errors.js';
 import { agGemm, gemmRs } from './gemm.js';
+import { gemvAr } from './gemv.js';
+import { a2aGemm } from './a2a.js';
 import { embedA2a } from './embed-a2a.js';
 import { ringAttn } from './ring-attn.js';
 import type { Workload, WorkloadName } from './types.js';
@@ -13,6 +15,8 @@ export * from './errors.js';
 export * from './report.js';
 export { BLOCK_K, BLOCK_MN, defaultBlock, validateGemmOptions } from './gemm.js';
 export { DEFAULT_POOLING, EMBED_BLOCK_M, embedA2a, gatherRow } from './embed-a2a.js';
+export { a2aGemm, a2aKernel, a2aLayout, a2aPlan, defaultSplits, type A2aLayout } from './a2a.js';
+export { defaultGemvBlock, GEMV_BLOCK_M, gemvKernel, validateGemvOptions } from './gemv.js';
 export { attentionReference, attentionWorkgroupBytes, ringAttentionBlock, ringAttentionKernel, ringAttentionShape, RING_ATTN_TOLERANCE } from './ring-attn.js';
 export { mulberry32, smallIntegers, streamSeed } from './random.js';
 export { fillRegion, forEachRun, gemmAccumulate, maxAbsError } from './tensor.js';
@@ -20,6 +24,8 @@ export { fillRegion, forEachRun, gemmAccumulate, maxAbsError } from './tensor.js
 export const workloads: Readonly<Record<WorkloadName, Workload>> = {
   'ag-gemm': agGemm,
   'gemm-rs': gemmRs,
+  'gemv-ar': gemvAr,
+  'a2a-gemm': a2aGemm,
   'embed-a2a': embedA2a,
   'ring-attn': ringAttn,
 };

@@ -1,7 +1,7 @@
 /** What a workload is: a kernel and plan to compile, inputs to run it on, and the answer to check against. */
 import type { Box, ChunkPlan, Module } from '@syncopate/ir';
 
-export type WorkloadName = 'ag-gemm' | 'gemm-rs' | 'embed-a2a' | 'ring-attn';
+export type WorkloadName = 'ag-gemm' | 'gemm-rs' | 'gemv-ar' | 'a2a-gemm' | 'embed-a2a' | 'ring-attn';
 export type WorkloadDType = 'f32' | 'f16';
 
 export interface WorkloadShape {
@@ -27,6 +27,8 @@ export interface WorkloadOptions {
   readonly block?: BlockShape;
   /** `embed-a2a`: embedding rows summed per sample (the pooling factor L; default 8). */
   readonly pooling?: number;
+  /** `a2a-gemm`: `splits[r][d]` tokens rank r routes to expert d, each row summing to M (default: seeded, uneven). */
+  readonly splits?: readonly (readonly number[])[];
 }
 
 /**
@@ -34,6 +36,14 @@ export interface WorkloadOptions {
  * values that f16 represents exactly).
  */
 export type TensorData = Record<string, Float32Array[]>;
+
+/** Where an output is defined: one box, or a list of disjoint boxes. */
+export type CheckedRegion = Box | readonly Box[];
+
+/** The boxes of a checked region. */
+export function regionBoxes(region: CheckedRegion): readonly Box[] {
+  return 'lo' in region ? [region] : region;
+}
 
 export interface Workload {
   readonly name: WorkloadName;
@@ -63,6 +73,9 @@ export interface Workload {
   tolerance?(o: WorkloadOptions): number;
   /** The tensors to check, e.g. `['C']`. */
   readonly outputs: readonly string[];
-  /** The elements of output `tensor` that are defined on `rank` after the fused kernel. */
-  checkedRegion(o: WorkloadOptions, tensor: string, rank: number): Box;
+  /**
+   * The elements of output `tensor` that are defined on `rank` after the fused kernel: one box, or
+   * several disjoint ones where the defined rows are scattered (a2a-gemm's).
+   */
+  checkedRegion(o: WorkloadOptions, tensor: string, rank: number): CheckedRegion;
 }
