@@ -122,6 +122,8 @@ class KernelEmitter {
   private readonly signal: SignalContext;
   /** The subgroup-matrix path, when the layout chose it. */
   private readonly sgm: SubgroupMatrixEmitter | undefined;
+  /** Loops around the op being emitted. */
+  private loopDepth = 0;
 
   constructor(
     private readonly module: Module,
@@ -357,7 +359,8 @@ class KernelEmitter {
         const value = Number.isFinite(op.value) ? `${ty}(${op.value})` : `${ty}(${op.value > 0 ? '1e30' : '-1e30'})`;
         if (this.sgm && this.layout.matrix!.matrices.has(op.result.id)) return this.sgm.zeros(n, op.value === 0 ? '0' : value);
         if (!this.regType(op.result).startsWith('array')) return void w.line(`var ${n}: ${ty} = ${value};`);
-        w.line(`var ${n}: ${this.regType(op.result)};`);
+        // Inside a loop the zeros are written out: the declaration is not reliably zeroed again each iteration.
+        w.line(this.loopDepth > 0 ? `var ${n} = ${this.regType(op.result)}();` : `var ${n}: ${this.regType(op.result)};`);
         if (op.value !== 0) this.forElements(op.result, (i, j) => w.line(`${this.elem(op.result, i, j)} = ${value};`));
         return;
       }
@@ -558,7 +561,8 @@ class KernelEmitter {
     } else {
       n = this.name(result.id, result.name);
       if (!acc && this.sgm) this.sgm.zeros(n, '0');
-      else w.line(acc ? `var ${n} = ${this.name(acc.id)};` : `var ${n}: array<f32, ${tm * tn}>;`);
+      // Zeros written out: a declaration inside a loop body is not reliably zeroed again each iteration.
+      else w.line(acc ? `var ${n} = ${this.name(acc.id)};` : `var ${n} = array<f32, ${tm * tn}>();`);
     }
     const sa = this.layout.registerOperands.has(a.id) ? this.stageRegisters(a) : this.name(a.id);
     const sb = this.layout.registerOperands.has(b.id) ? this.stageRegisters(b) : this.name(b.id);
@@ -624,7 +628,9 @@ class KernelEmitter {
         w.line('workgroupBarrier();');
         w.block(`if (${iv} + ${op.step} < ${this.affine(op.upper)})`, () => this.prefetch(staged, new Map([[op.inductionVar.id, `(${iv} + ${op.step})`]]), false));
       }
+      this.loopDepth++;
       this.block(op.body.slice(staged.length));
+      this.loopDepth--;
       const y = op.body[op.body.length - 1];
       if (y?.op !== 'yield') return;
       y.values.forEach((v, i) => {

@@ -168,7 +168,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   }
   workgroupBarrier();
   // %s = dot %q, %k transpose_b : tile<16x16xf32>  (loc 10:5)
-  var v_s: array<f32, 1>;
+  var v_s = array<f32, 1>();
   for (var kk = 0u; kk < 16u; kk++) {
     var fa: array<f32, 1>;
     for (var i = 0u; i < 1u; i++) { fa[i] = f32(sh_q[kk * 16u + ty + i * 16u]); }
@@ -235,7 +235,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   }
   workgroupBarrier();
   // %pv = dot %p, %v : tile<16x16xf32>  (loc 16:5)
-  var v_pv: array<f32, 1>;
+  var v_pv = array<f32, 1>();
   // %p from registers into workgroup memory, for the dot
   workgroupBarrier();
   for (var i = 0u; i < 1u; i++) {
