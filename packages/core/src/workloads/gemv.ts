@@ -1,16 +1,18 @@
 /**
  * GEMV + AllReduce (`gemv-ar`): the row-parallel linear layer of decode-time tensor parallelism. The
- * hidden dimension K is sharded over the ranks: rank r holds X_r, its K/R columns of the activations
- * X [M, K] (M a small batch), and W_r, its K/R rows of the weights W [K, N]. Each computes the partial
- * Y_r = X_r · W_r of Y [M, N]; a ring all-reduce (reduce-scatter, then all-gather, of column slabs of
- * Y) leaves every rank with Y = Σ_r Y_r. The local kernel is a GEMM whose tile is as tall as the batch.
+ * hidden dimension K is sharded over the ranks: rank r holds X_r, its columns of the activations
+ * X [M, K] (M a small batch), and W_r, its rows of the weights W [K, N] (`shardRange`'s balanced
+ * split; every rank's slice is ⌈K/R⌉ wide, a shorter share padded with zeros). Each computes the
+ * partial Y_r = X_r · W_r of Y [M, N]; a ring all-reduce (reduce-scatter, then all-gather, of column
+ * slabs of Y) leaves every rank with Y = Σ_r Y_r. The local kernel is a GEMM whose tile is as tall as
+ * the batch.
  */
-import { buildModule, mul, partialSum, replicated, type ChunkPlan, type Module } from '@syncopate/ir';
+import { buildModule, mul, partialSum, replicated, shardRange, type ChunkPlan, type Module } from '@syncopate/ir';
 import { allReduce } from '@syncopate/passes';
 import { UsageError } from './errors.js';
 import { BLOCK_K, BLOCK_MN } from './gemm.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
-import { gemmAccumulate } from './tensor.js';
+import { fillRegion, gemmAccumulate } from './tensor.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
 
 /** Tile heights for the batch: a power of two up to 128 (a GEMV's batch is usually 1-16). */
@@ -18,6 +20,8 @@ export const GEMV_BLOCK_M = [1, 2, 4, 8, 16, 32, 64, 128] as const;
 
 const ceilPow2 = (x: number) => (x <= 1 ? 1 : 2 ** Math.ceil(Math.log2(x)));
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+/** Columns of X (rows of W) every rank holds: ⌈K/R⌉. */
+const sliceWidth = (k: number, ranks: number) => Math.ceil(k / Math.max(1, ranks));
 
 /**
  * The whole batch in one tile row (M rounded up to a power of two, at most 16), and narrow column
@@ -28,7 +32,7 @@ export function defaultGemvBlock(shape: WorkloadShape, ranks: number): BlockShap
   return {
     m: clamp(ceilPow2(shape.m), 1, 16),
     n: clamp(ceilPow2(shape.n), 16, 64),
-    k: clamp(ceilPow2(Math.floor(shape.k / Math.max(1, ranks))), 8, 32),
+    k: clamp(ceilPow2(sliceWidth(shape.k, ranks)), 8, 32),
   };
 }
 
@@ -42,9 +46,6 @@ export function validateGemvOptions(o: WorkloadOptions): BlockShape {
   for (const axis of ['m', 'n', 'k'] as const) positiveInteger(`gemv-ar: ${axis.toUpperCase()}`, o.shape[axis]);
   if (o.dtype !== 'f32' && o.dtype !== 'f16') throw new UsageError(`dtype must be f32 or f16, got ${String(o.dtype)}`);
   if (o.chunksPerRank !== undefined) positiveInteger('chunksPerRank', o.chunksPerRank);
-  if (o.shape.k % o.ranks !== 0) {
-    throw new UsageError(`gemv-ar: K = ${o.shape.k} does not split evenly over ${o.ranks} ranks; each rank holds K / ranks columns of X`);
-  }
   if (o.shape.n < o.ranks) {
     throw new UsageError(`gemv-ar: N = ${o.shape.n} is smaller than the ${o.ranks} ranks; the all-reduce gives every rank at least one column of Y`);
   }
@@ -59,10 +60,10 @@ export function validateGemvOptions(o: WorkloadOptions): BlockShape {
   return block;
 }
 
-/** Y [M,N] (a partial sum) = X [M, K/R] · W [K/R, N], every rank on its own slices. */
+/** Y [M,N] (a partial sum) = X [M, ⌈K/R⌉] · W [⌈K/R⌉, N], every rank on its own slices. */
 export function gemvKernel(o: WorkloadOptions, block: BlockShape): Module {
   const { m, n } = o.shape;
-  const kr = o.shape.k / o.ranks;
+  const kr = sliceWidth(o.shape.k, o.ranks);
   return buildModule('gemv_ar', { ranks: o.ranks }, (mb) => {
     const X = mb.tensor('X', [m, kr], o.dtype, replicated());
     const W = mb.tensor('W', [kr, n], o.dtype, replicated());
@@ -88,11 +89,17 @@ function tensorOf(inputs: TensorData, name: string, ranks: number, size: number)
   return data;
 }
 
-/** Each rank's own small integers over a whole [rows, cols] tensor. */
-function randomSlices(o: WorkloadOptions, seed: number, name: string, rows: number, cols: number): Float32Array[] {
+/**
+ * Each rank's own small integers over a [rows, cols] tensor, in the part its share of K covers:
+ * `[0, share)` along axis `kAxis`; the padding beyond stays zero.
+ */
+function randomSlices(o: WorkloadOptions, seed: number, name: string, rows: number, cols: number, kAxis: 0 | 1): Float32Array[] {
   return Array.from({ length: o.ranks }, (_, rank) => {
+    const [lo, hi] = shardRange(o.shape.k, o.ranks, rank);
     const next = smallIntegers(mulberry32(streamSeed(seed, name, rank)));
-    return Float32Array.from({ length: rows * cols }, next);
+    const data = new Float32Array(rows * cols);
+    fillRegion(data, [rows, cols], { lo: [0, 0], hi: kAxis === 0 ? [hi - lo, cols] : [rows, hi - lo] }, next);
+    return data;
   });
 }
 
@@ -112,17 +119,17 @@ export const gemvAr: Workload = {
   inputs(o, seed) {
     validateGemvOptions(o);
     const { m, n, k } = o.shape;
-    const kr = k / o.ranks;
+    const kr = sliceWidth(k, o.ranks);
     return {
-      X: randomSlices(o, seed, 'X', m, kr),
-      W: randomSlices(o, seed, 'W', kr, n),
+      X: randomSlices(o, seed, 'X', m, kr, 1),
+      W: randomSlices(o, seed, 'W', kr, n, 0),
       Y: Array.from({ length: o.ranks }, () => new Float32Array(m * n)),
     };
   },
   reference(o, inputs) {
     validateGemvOptions(o);
     const { m, n, k } = o.shape;
-    const kr = k / o.ranks;
+    const kr = sliceWidth(k, o.ranks);
     const X = tensorOf(inputs, 'X', o.ranks, m * kr);
     const W = tensorOf(inputs, 'W', o.ranks, kr * n);
     const sum = new Float32Array(m * n);
