@@ -8,9 +8,9 @@
  *
  *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs]
  *
- * Writes suite.json, suite.md, speedup.svg, trace.json and timeline.svg into DIR.
+ * Writes suite.jsonl (a line per case as it ends), suite.json, suite.md, speedup.svg, trace.json and timeline.svg into DIR.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -83,6 +83,10 @@ async function main(): Promise<void> {
     for (const order of ['row-major', 'grouped'] as const) cases.push({ workload, ranks: 4, handles: one, order, section: 'ablation' });
     for (const chunksPerRank of [2, 4]) cases.push({ workload, ranks: 4, handles: one, chunksPerRank, section: 'sweep' });
   }
+  mkdirSync(out, { recursive: true });
+  // One line per case as it finishes: a run cut short still leaves what it measured.
+  const jsonl = join(out, 'suite.jsonl');
+  writeFileSync(jsonl, '');
   const reports: { section: Case['section']; report: BenchReport; run: RunOptions }[] = [];
   const failures: string[] = [];
   try {
@@ -108,11 +112,13 @@ async function main(): Promise<void> {
         const report = { ...r, variants: Object.fromEntries(BENCH_VARIANTS.map((v) => [v, { ...r.variants[v], verified }])) as BenchReport['variants'] };
         reports.push({ section: c.section, report, run: { ...base, shape } });
         console.log(JSON.stringify({ section: c.section, ...report }));
+        appendFileSync(jsonl, `${JSON.stringify({ section: c.section, run: { ...base, handles: undefined, shape }, report })}\n`);
       } catch (e) {
         // One workload failing must not lose the others' figures: record it and go on.
         const message = `${label}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`;
         failures.push(message);
         console.error(message);
+        appendFileSync(jsonl, `${JSON.stringify({ section: c.section, failure: message })}\n`);
       }
     }
     let trace;
@@ -121,7 +127,6 @@ async function main(): Promise<void> {
     } catch (e) {
       failures.push(`trace: ${e instanceof Error ? e.message : String(e)}`);
     }
-    mkdirSync(out, { recursive: true });
     const suite = reports.filter((r) => r.section === 'suite');
     const speedups = suite.map((r) => r.report.speedup.overSequential);
     const md = [
