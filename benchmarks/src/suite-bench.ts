@@ -108,7 +108,7 @@ async function main(): Promise<void> {
         const verified = BENCH_VARIANTS.every((v) => check.variants[v].verified);
         const shape = gpuShape(c.workload, c.ranks, size);
         const block = c.workload === 'ag-gemm' || c.workload === 'gemm-rs' ? { block: GEMM_BLOCK } : {};
-        const r = await benchWorkload({ ...base, shape, ...block, verify: false, runs: quick ? 5 : 20, warmup: 5 });
+        const r = await benchWorkload({ ...base, shape, ...block, verify: false, runs: quick ? 5 : 20, warmup: 10 });
         const report = { ...r, variants: Object.fromEntries(BENCH_VARIANTS.map((v) => [v, { ...r.variants[v], verified }])) as BenchReport['variants'] };
         reports.push({ section: c.section, report, run: { ...base, shape } });
         console.log(JSON.stringify({ section: c.section, ...report }));

@@ -11,6 +11,7 @@ import { compileOrThrow, type CompiledKernel } from './compile.js';
 import { CompileError } from './errors.js';
 import { PlacedSession } from './placed-session.js';
 import { FusedSession, type FusedRun } from './session.js';
+import { matmulTargetFor } from './matmul-target.js';
 import { summarize } from './stats.js';
 import { getWorkload, maxAbsError, regionBoxes, UsageError, type RunOptions, type RunReport, type TensorData, type WorkloadOptions } from './workloads/index.js';
 
@@ -25,8 +26,8 @@ export function lowerToWgsl(compiled: CompiledKernel, options: CodegenOptions = 
   return fused.right;
 }
 
-export function emitWgsl(compiled: CompiledKernel): string {
-  return lowerToWgsl(compiled).wgsl;
+export function emitWgsl(compiled: CompiledKernel, options: CodegenOptions = {}): string {
+  return lowerToWgsl(compiled, options).wgsl;
 }
 
 /** Runs a fused kernel once over `inputs` (every tensor, per rank) and reads back the tensors in `read`. */
@@ -120,6 +121,22 @@ function placeWorkload(o: RunWorkloadOptions, module: CompiledKernel['module']):
   return placed.right;
 }
 
+/**
+ * The kernels again with subgroup matrices where `o.target` (default auto) asks for them and the
+ * device has them (matmul-target.ts). Under auto a kernel the path cannot lower (a K tile that is not
+ * a multiple of the matrices', say) stays SIMT; named, the CompileError stands.
+ */
+function retarget(o: RunWorkloadOptions, module: CompiledKernel['module'], simt: PlacedKernels, device: DeviceHandle): { placed: PlacedKernels; target: 'simt' | 'subgroup-matrix' } {
+  const target = matmulTargetFor(o.target ?? 'auto', device, o.dtype);
+  if (target === 'simt') return { placed: simt, target: 'simt' };
+  try {
+    return { placed: placeWorkload({ ...o, codegen: { ...o.codegen, target } }, module), target: 'subgroup-matrix' };
+  } catch (e) {
+    if (o.target === 'subgroup-matrix' || !(e instanceof CompileError)) throw e;
+    return { placed: simt, target: 'simt' };
+  }
+}
+
 /** `gpu-signal`, `peer-copy`, or both joined by `+`: how the chunks of a run travelled. */
 function routesUsed(placed: PlacedKernels, chunks: number): string {
   const routes = placed.phases?.route ?? Array<string>(chunks).fill('gpu-signal');
@@ -133,22 +150,37 @@ interface Session {
   destroy(): void;
 }
 
+/** Warm-up batches at most: enough for a GPU's clocks to settle, bounded should they never. */
+const MAX_WARMUP_BATCHES = 8;
+/** A warm-up batch whose median is within this of the previous one's means the clocks have settled. */
+const SETTLED = 0.02;
+
 /**
- * Per-run times of `runs` runs after `warmup`. On one device they go back to back in one submission
+ * Per-run times of `runs` runs after warming up. On one device they go back to back in one submission
  * (GPU time per run where the adapter has timestamps): with a host round trip between runs a GPU
  * idles and lowers its clocks. Runs over several devices need the host between phases anyway.
+ * Warm-up is `warmup` runs, repeated as a batch until two batches in a row agree within 2% (an H100
+ * takes a few hundred milliseconds of work to raise its clocks from idle; a fixed count of short runs
+ * left some variants timed at idle clocks).
  */
 async function timeRuns(session: Session, warmup: number, runs: number): Promise<{ times: number[]; timing: RunResult['timing'] }> {
   if (runs === 0) return { times: [], timing: 'wall-clock' };
-  if (session instanceof FusedSession) {
-    if (warmup > 0) await session.runBackToBack(warmup);
-    const r = await session.runBackToBack(runs);
-    return { times: r.gpuMs ?? Array<number>(runs).fill(r.wallMs / runs), timing: r.timing };
+  const batch = async (count: number): Promise<{ times: number[]; timing: RunResult['timing'] }> => {
+    if (session instanceof FusedSession) {
+      const r = await session.runBackToBack(count);
+      return { times: r.gpuMs ?? Array<number>(count).fill(r.wallMs / count), timing: r.timing };
+    }
+    const times: number[] = [];
+    for (let i = 0; i < count; i++) times.push((await session.run()).wallMs);
+    return { times, timing: 'wall-clock' };
+  };
+  let previous = NaN;
+  for (let i = 0; warmup > 0 && i < MAX_WARMUP_BATCHES; i++) {
+    const median = summarize((await batch(warmup)).times).median;
+    if (Math.abs(median - previous) <= SETTLED * previous) break;
+    previous = median;
   }
-  for (let i = 0; i < warmup; i++) await session.run();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) times.push((await session.run()).wallMs);
-  return { times, timing: 'wall-clock' };
+  return batch(runs);
 }
 
 export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
@@ -170,14 +202,17 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       ? built.plan
       : { ...built.plan, chunks: built.plan.chunks.map((c) => ({ ...c, backend: o.backend })) };
   const compiled = compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: o.order } } });
-  const placed = placeWorkload(o, compiled.module);
-  await o.onLowered?.({ module: compiled.module, placed });
+  let placed = placeWorkload(o, compiled.module);
   const inputs = workload.inputs(wo, o.seed);
   const check = (o.verify ?? true) && !o.withoutTransfers;
   const expected = check ? workload.reference(wo, inputs) : undefined;
   const given = o.handles ?? (o.device ? [o.device] : undefined);
   const devices = given ?? (await openDevices(placed.devices.length, { device: { requiredLimits: 'adapter-max' } }));
+  let target: 'simt' | 'subgroup-matrix' = o.codegen?.target === undefined || o.codegen.target === 'simt' ? 'simt' : 'subgroup-matrix';
   try {
+    // The target needs the device (its features); the kernels it runs are the ones reported as lowered.
+    if (o.codegen?.target === undefined) ({ placed, target } = retarget(o, compiled.module, placed, devices[0]!));
+    await o.onLowered?.({ module: compiled.module, placed });
     const open = { read: workload.outputs, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) };
     const session: FusedSession | PlacedSession =
       placed.devices.length === 1
@@ -211,6 +246,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       backend: routesUsed(placed, compiled.module.chunks.length),
       order: o.order,
       dtype: o.dtype,
+      target,
       verified: error <= (workload.tolerance?.(wo) ?? 0),
       maxAbsError: error,
       fusedMs: summarize(timed.times).median,
