@@ -1,6 +1,7 @@
 /**
  * Plan validation, before any code is generated: every element a tile reads from another rank is
- * delivered by a chunk; no two chunks write the same elements of a rank ambiguously; every chunk's
+ * delivered by a chunk; no two chunks write the same elements of a rank ambiguously; no copy lands
+ * where its destination's tiles store unless the plan orders it after those stores; every chunk's
  * source has its data when it sends; and the wait graph has no cycle, so no schedule can deadlock.
  * Each diagnostic names the chunk, the tile and the region.
  */
