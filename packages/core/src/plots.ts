@@ -67,7 +67,7 @@ export function timelineSvg(events: readonly TimelineEvent[], title: string, uni
   const t0 = Math.min(...events.map((e) => e.start));
   const t1 = Math.max(...events.map((e) => e.start + e.duration));
   const span = t1 - t0 || 1;
-  const labelWidth = 180;
+  const labelWidth = 230;
   const plotWidth = 720;
   const trackHeight = 22;
   const top = 34;
@@ -95,7 +95,8 @@ export function traceTimeline(trace: ChromeTrace): TimelineEvent[] {
   for (const e of trace.traceEvents) {
     if (e.ph !== 'M') continue;
     const name = String(e.args?.name ?? '');
-    if (e.name === 'process_name') names.set(`${e.pid}`, name);
+    // `device 0: <adapter>` is too long for a track label; the title names the adapter.
+    if (e.name === 'process_name') names.set(`${e.pid}`, name.split(':')[0]!);
     if (e.name === 'thread_name') names.set(`${e.pid}/${e.tid}`, name);
   }
   return trace.traceEvents
