@@ -277,6 +277,14 @@ describe('syncopate run', () => {
     expect(() => checkRunFits({ ...o, ranks: 3 }, limits)).toThrow('needs a buffer of 192 MiB');
   });
 
+  it('checkRunFits sizes the tensors each workload declares, not those of a GEMM', () => {
+    // embed-a2a: M is the batch and K the table rows; E [K, D] and P [R·B, D] count, not an M x K matrix
+    // (16384 x 65536 f32 would be 4 GiB).
+    const o = { workload: 'embed-a2a', ranks: 4, shape: { m: 16384, n: 128, k: 65536 }, dtype: 'f32', order: 'chunk-arrival', backend: 'auto', seed: 1 } as const;
+    expect(() => checkRunFits(o, { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27 })).not.toThrow();
+    expect(() => checkRunFits(o, { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 26 })).toThrow(/^embed-a2a 16384x128x65536: [EP] \[\d+, 128\] for the 4 ranks on a device needs a buffer of 128 MiB/);
+  });
+
   it('formats a report as an aligned table', () => {
     expect(formatRunReport(report)).toBe(
       [

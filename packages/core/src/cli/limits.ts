@@ -1,11 +1,11 @@
 /**
- * `syncopate run` refuses shapes the adapter cannot hold before it builds inputs for them: the fused
+ * `syncopate run` and `bench` refuse shapes the adapter cannot hold before it builds inputs for them: the fused
  * kernel binds every rank's copy of a tensor that shares a device as one storage buffer, so that
  * buffer must fit the adapter's `maxBufferSize` and `maxStorageBufferBindingSize`. Without the check
  * a huge shape first fills host memory with inputs and then fails deep in the runtime.
  */
 import { openGpu, withTimeout } from '@syncopate/runtime';
-import { UsageError, type RunOptions } from '../workloads/index.js';
+import { getWorkload, UsageError, type RunOptions } from '../workloads/index.js';
 
 export interface BufferLimits {
   readonly maxBufferSize: number;
@@ -28,27 +28,30 @@ const MIB = 2 ** 20;
 const size = (bytes: number) => (bytes >= 10 * MIB ? `${Math.round(bytes / MIB)} MiB` : `${bytes} bytes`);
 
 /**
- * Throws `UsageError` when one of the GEMM workloads' tensors (A [M,K], B [K,N] of the dtype, C [M,N]
- * in f32), times the ranks that share a device, is larger than a storage buffer may be.
+ * Throws `UsageError` when one of the workload's tensors (as its kernel declares them), times the
+ * ranks that share a device, is larger than a storage buffer may be. Building the kernel is cheap
+ * (IR only) and gives every workload's own tensors, shapes and dtypes.
  */
 export function checkRunFits(o: RunOptions, limits: BufferLimits): void {
   const { m, n, k } = o.shape;
   const devices = o.devices ?? 1;
   const ranksOnDevice = o.ranksPerDevice ?? Math.ceil(o.ranks / devices);
-  const inputBytes = o.dtype === 'f16' ? 2 : 4;
   const max = Math.min(limits.maxBufferSize, limits.maxStorageBufferBindingSize);
   const limit = limits.maxStorageBufferBindingSize <= limits.maxBufferSize ? 'maxStorageBufferBindingSize' : 'maxBufferSize';
-  const tensors: [string, number][] = [
-    [`A [${m}, ${k}]`, m * k * inputBytes],
-    [`B [${k}, ${n}]`, k * n * inputBytes],
-    [`C [${m}, ${n}]`, m * n * 4],
-  ];
-  for (const [tensor, bytes] of tensors) {
+  const { kernel } = getWorkload(o.workload).build({
+    ranks: o.ranks,
+    shape: o.shape,
+    dtype: o.dtype,
+    ...(o.chunksPerRank === undefined ? {} : { chunksPerRank: o.chunksPerRank }),
+    ...(o.block === undefined ? {} : { block: o.block }),
+  });
+  for (const t of kernel.tensors) {
+    const bytes = t.shape.reduce((a, b) => a * b, 1) * (t.dtype === 'f16' ? 2 : 4);
     const buffer = Math.ceil((bytes * ranksOnDevice) / 4) * 4;
     if (buffer > max) {
       const ranks = ranksOnDevice === 1 ? 'one rank' : `the ${ranksOnDevice} ranks on a device`;
       throw new UsageError(
-        `${o.workload} ${m}x${n}x${k}: ${tensor} for ${ranks} needs a buffer of ${size(buffer)}, more than the adapter's ${limit} of ${size(max)}`,
+        `${o.workload} ${m}x${n}x${k}: ${t.name} [${t.shape.join(', ')}] for ${ranks} needs a buffer of ${size(buffer)}, more than the adapter's ${limit} of ${size(max)}`,
       );
     }
   }
