@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chooseMatmulStrategy, F16_F32_16x16x16, resolveTarget, type SubgroupMatrixConfig } from '../src/index.js';
+import { subgroupGrid } from '../src/wgsl/subgroup-matrix.js';
 
 /** What an H100 offers through Dawn with the tensor-core toggles (DESIGN.md, facts). */
 const H100: SubgroupMatrixConfig[] = [
@@ -41,5 +42,15 @@ describe('chooseMatmulStrategy', () => {
     expect(resolveTarget('simt')).toBeUndefined();
     expect(resolveTarget('subgroup-matrix')).toEqual({ config: F16_F32_16x16x16 });
     expect(resolveTarget({ config: H100[1]! })).toEqual({ config: H100[1] });
+  });
+});
+
+describe('subgroupGrid', () => {
+  it('takes 8 subgroups where each keeps at least 4 matrices, split for the fewest loads per multiply', () => {
+    expect(subgroupGrid(8, 8)).toEqual([2, 4]); // 128x128 of 16x16: each subgroup 4x2 matrices
+    expect(subgroupGrid(8, 16)).toEqual([2, 4]); // 128x128 of 16x8: each 4x4
+    expect(subgroupGrid(4, 4)).toEqual([2, 2]); // 64x64: 4 subgroups of 2x2
+    expect(subgroupGrid(2, 2)).toEqual([1, 1]); // 32x32: one subgroup
+    expect(subgroupGrid(1, 8)).toEqual([1, 2]);
   });
 });

@@ -47,11 +47,34 @@ describe('subgroup-matrix lowering', () => {
     expect(wgsl(gemm(), {})).not.toContain('subgroup');
   });
 
-  it('lays a 128x128 tile out as 2x2 subgroups of 4x4 matrices, 128 invocations', () => {
+  it('lays a 128x128 tile out as 2x4 subgroups of 4x2 matrices, 256 invocations, A and B double-buffered', () => {
     const fused = emitFusedKernel(gemm(), { target: 'subgroup-matrix' });
     if (E.isLeft(fused)) throw new Error('unreachable');
-    expect(fused.right.workgroupSize).toEqual([128, 1]);
-    expect(fused.right.wgsl).toContain('2x2 subgroups of 32, each 4x4 matrices');
+    expect(fused.right.workgroupSize).toEqual([256, 1]);
+    expect(fused.right.wgsl).toContain('2x4 subgroups of 32, each 4x2 matrices; 2 staging copies');
+    // Rows padded by 8 halves: A [128][40], B [32][136], two copies each.
+    expect(fused.right.wgsl).toContain('var<workgroup> sh_a: array<f16, 10240>;');
+    expect(fused.right.wgsl).toContain('var<workgroup> sh_b: array<f16, 8704>;');
+  });
+
+  it('uses the current load/store form and names every matrix by a constant index', () => {
+    const text = wgsl(gemm(), { target: 'subgroup-matrix' });
+    const calls = text.split('\n').filter((l) => /subgroupMatrix(Load|Store)/.test(l));
+    expect(calls.length).toBeGreaterThan(0);
+    for (const line of calls) expect(line).toMatch(/subgroupMatrix(Load<[^;]*, row_major>|Store<row_major>)\(/);
+    // No `, true,` / `, false,` majorness argument (the deprecated form), and no matrix indexed by a variable.
+    expect(text).not.toMatch(/subgroupMatrix(Load|Store)[^;]*, (true|false), /);
+    expect(text).not.toMatch(/(v_acc\w*|ma|mb|pm_\w+)\[[a-z]/);
+  });
+
+  it('copies inside tiles by matrices only where the tensor rows start 16-byte aligned, and stores C directly only then', () => {
+    const aligned = wgsl(gemm(), { target: 'subgroup-matrix' });
+    expect(aligned).toMatch(/subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>\(&t_A/);
+    expect(aligned).toMatch(/subgroupMatrixStore<row_major>\(&t_C/);
+    const odd = wgsl(lowered(gemmKernel({ m: 200, n: 135, k: 81, blockM: 128, blockN: 128, blockK: 32, dtype: 'f16' })), { target: 'subgroup-matrix' });
+    expect(odd).not.toMatch(/subgroupMatrixLoad<[^;]*>\(&t_/);
+    expect(odd).not.toMatch(/subgroupMatrixStore<row_major>\(&t_C/);
+    expect(odd).toContain('let whole = false;');
   });
 
   it('rejects f32 operands and tiles that are not a multiple of the configuration', () => {

@@ -35,7 +35,7 @@ import { affineToWgsl } from './affine.js';
 import { kernelLayout, type KernelLayout, type ThreadLayout } from './layout.js';
 import { identifier, WgslWriter } from './writer.js';
 import { resolveTarget, type MatmulTarget } from './matmul-strategy.js';
-import { SubgroupMatrixEmitter, subgroupMatrixLayout } from './subgroup-matrix.js';
+import { stagedTile, SubgroupMatrixEmitter, subgroupMatrixLayout } from './subgroup-matrix.js';
 
 export interface CodegenOptions {
   /**
@@ -229,7 +229,7 @@ class KernelEmitter {
     this.header();
     emitSignalFunctions(w, this.signal, this.options.spinLimit ?? 1 << 22);
     w.line('@compute @workgroup_size(' + `${this.t.tx}, ${this.t.ty}` + ')');
-    const subgroupId = this.sgm ? ', @builtin(subgroup_id) sg_id: u32' : '';
+    const subgroupId = this.sgm?.entryParams() ?? '';
     w.block(`fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id) local: vec3u${subgroupId})`, () => {
       w.line('let tx = local.x;');
       w.line('let ty = local.y;');
@@ -298,6 +298,7 @@ class KernelEmitter {
       const [r, c] = v.type.shape as [number, number];
       const ty = this.wgslType(v.type.dtype);
       const name = identifier('sh_', v.name);
+      if (this.sgm) return this.sgm.sharedArray(name, r, c, ty);
       const layout = `${r}x${c}${from}${this.layout.transposed.has(v.id) ? ', stored K-major' : ''}`;
       this.w.line(
         this.vectorised(v)
@@ -480,6 +481,7 @@ class KernelEmitter {
   private sharedLoad(op: LoadOp): void {
     const w = this.w;
     this.alias(op.result.id, identifier('sh_', op.result.name));
+    if (this.sgm) return this.sgm.stage(this.stagedTile(op));
     w.block(`for (var e = lid; e < ${this.elements(op)}u; e += WORKGROUP_SIZE)`, () => {
       this.readElement(op, 'x');
       w.line(`${this.stagedAt(op, 'e')} = x;`);
@@ -613,9 +615,16 @@ class KernelEmitter {
     const staged = this.prefetchable(op);
     // Double buffering through registers: each iteration copies the tiles fetched during the previous
     // one into workgroup memory, then fetches the next iteration's while it computes.
-    if (staged.length > 0) this.prefetch(staged, new Map([[op.inductionVar.id, this.affine(op.lower)]]));
+    // The subgroup-matrix path double-buffers in workgroup memory instead (subgroup-matrix.ts).
+    const next = new Map([[op.inductionVar.id, `(${iv} + ${op.step})`]]);
+    const sgmLoop = this.sgm && staged.length > 0 ? this.sgm.loopBefore(staged.map((l) => this.stagedTile(l, new Map([[op.inductionVar.id, this.affine(op.lower)]])))) : undefined;
+    if (staged.length > 0 && sgmLoop === undefined) this.prefetch(staged, new Map([[op.inductionVar.id, this.affine(op.lower)]]));
     w.block(`for (var ${iv}: i32 = ${this.affine(op.lower)}; ${iv} < ${this.affine(op.upper)}; ${iv} += ${op.step})`, () => {
-      if (staged.length > 0) {
+      if (sgmLoop !== undefined) {
+        staged.forEach((l) => this.alias(l.result.id, identifier('sh_', l.result.name)));
+        const step = `u32((${iv} - ${this.affine(op.lower)}) / ${op.step})`;
+        this.sgm!.loopStepStart(sgmLoop, step, `${iv} + ${op.step} < ${this.affine(op.upper)}`, staged.map((l) => this.stagedTile(l, next)));
+      } else if (staged.length > 0) {
         w.line('workgroupBarrier();');
         for (const load of staged) {
           this.opComment(load, 'staged, fetched ahead');
@@ -631,6 +640,7 @@ class KernelEmitter {
       this.loopDepth++;
       this.block(op.body.slice(staged.length));
       this.loopDepth--;
+      if (sgmLoop !== undefined) this.sgm!.loopStepEnd(sgmLoop, staged.map((l) => this.stagedTile(l, next)));
       const y = op.body[op.body.length - 1];
       if (y?.op !== 'yield') return;
       y.values.forEach((v, i) => {
@@ -639,6 +649,11 @@ class KernelEmitter {
         if (source !== target) w.line(`${target} = ${source};`);
       });
     });
+  }
+
+  /** A staged load for the subgroup-matrix emitter, its offsets renamed by `substitute`. */
+  private stagedTile(load: LoadOp, substitute?: ReadonlyMap<number, string>) {
+    return stagedTile(load, this.tensors.get(load.tensor)!, this.layout, (e) => this.affine(e, substitute));
   }
 
   /** The staged loads that open a loop body and index only with values from outside it (and its variable). */

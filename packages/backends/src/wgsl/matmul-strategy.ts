@@ -16,14 +16,31 @@ export interface SubgroupMatrixConfig {
 
 export interface SubgroupMatrixTarget {
   readonly config: SubgroupMatrixConfig;
-  /** Subgroups along M and N of a workgroup tile (default: up to 2×2 that divide it). */
+  /**
+   * Subgroups along M and N of a workgroup tile (default: 8 subgroups where the tile has at least 4
+   * matrices for each, fewer for small tiles; see subgroup-matrix.ts, `subgroupGrid`).
+   */
   readonly subgroups?: readonly [number, number];
   /** Invocations per subgroup the kernel is written for: the adapter's subgroupMaxSize (default 32). */
   readonly subgroupSize?: number;
+  /**
+   * Workgroup memory the kernel may use, in bytes (default 49152, the H100's
+   * maxComputeWorkgroupStorageSize): the A and B tiles are double-buffered where both copies fit.
+   */
+  readonly workgroupBytes?: number;
+  /**
+   * Emit the same kernel with each matrix held whole by every invocation instead of the subgroup
+   * matrix builtins (subgroup-matrix-ops.ts): for checking its indexing on adapters without them.
+   */
+  readonly emulate?: boolean;
 }
 
 /** What codegen is told: a strategy by name, or a subgroup-matrix configuration. */
 export type MatmulTarget = 'simt' | 'subgroup-matrix' | SubgroupMatrixTarget;
+
+/** The targets a user can name (`syncopate compile --target`), without an adapter. */
+export const MATMUL_TARGET_NAMES = ['simt', 'subgroup-matrix'] as const;
+export type MatmulTargetName = (typeof MATMUL_TARGET_NAMES)[number];
 
 export type MatmulStrategy =
   | { readonly kind: 'simt'; readonly reason: string }

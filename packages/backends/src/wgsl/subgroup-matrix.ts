@@ -1,21 +1,49 @@
 /**
  * The subgroup-matrix lowering of the tile-level `dot` (tensor cores through Dawn's
- * `chromium_experimental_subgroup_matrix`). The A and B tiles are staged in workgroup memory exactly
- * as for SIMT (A K-major, zero outside the tensor, so edge tiles are padded), and a workgroup is
- * SM×SN subgroups, each owning FM×FN config-sized matrices of the [BM, BN] accumulator:
+ * `chromium_experimental_subgroup_matrix`; the text of each operation is in subgroup-matrix-ops.ts).
  *
- *   subgroup s owns rows (s / SN)·FM·M + [0, FM·M) and columns (s mod SN)·FN·N + [0, FN·N).
+ * A workgroup computes the kernel's [BM, BN] tile with SM×SN subgroups; subgroup s owns FM×FN
+ * config-sized (M×N) accumulators:
  *
- * The accumulator lives in `array<subgroup_matrix_result<…>, FM·FN>` from its zeros through the loop
- * to its store, which writes straight to the tensor when the whole tile is inside it and otherwise
- * goes through a small per-subgroup scratch in workgroup memory, element by element, masked.
- * Offsets to load and store are subgroup-uniform: they derive from the ticket (a workgroup-uniform
- * load), the read-only tables and `@builtin(subgroup_id)` (DESIGN.md, facts: the uniformity rule).
+ *   rows (s div SN)·FM·M + [0, FM·M), columns (s mod SN)·FN·N + [0, FN·N).
+ *
+ * Staging. The dot's operands are staged row-major in workgroup memory, each row padded by 8
+ * elements (16 bytes) so that the 16-byte rows a matrix load reads fall in different banks; A as
+ * [BM][BK+8], B as [BK][BN+8], two copies of each where they fit (STAGES), so one barrier per K step
+ * suffices: step i computes on copy i mod 2 while the tiles of step i+1, fetched into registers
+ * before the compute, are written into the other copy after it. A tile that lies inside its tensor,
+ * in a tensor whose rows start 16-byte aligned, is copied by subgroup matrices (a matrix load from
+ * global memory and a matrix store into workgroup memory: wide, coalesced accesses); any other tile
+ * element by element, zero outside the tensor, so edge tiles in M, N and K multiply zeros.
+ *
+ * Store. A tile inside C goes straight from the accumulators to C; an edge tile goes through a
+ * per-subgroup M×N scratch, one matrix at a time, and the workgroup writes the elements inside C.
+ *
+ * Why the first version was wrong on edge tiles (errors up to 291 on exact integer data at
+ * 200x136x80 on the H100, while whole tiles were exact): its edge store indexed the accumulator array
+ * with loop counters, `acc[i * 4u + j]`, inside a loop holding barriers and a nested loop, which a
+ * driver does not unroll, so the matrices were indexed dynamically; whole tiles used only small
+ * loops the driver unrolls. Dynamic indexing of cooperative matrices is where drivers are least
+ * tested, and it is the one thing its edge path did that its whole-tile path did not (its offsets
+ * and masks check out by reading, and do here, in the emulated form on lavapipe). This version
+ * unrolls every loop over matrices in the WGSL text, so each matrix is named by a constant index;
+ * the emulated form (subgroup-matrix-ops.ts) runs the same indexing, staging and masks on lavapipe.
+ *
+ * Offsets passed to the matrix builtins are subgroup-uniform: they derive from the ticket (a
+ * workgroup-uniform load), the read-only tables, loop counters and `@builtin(subgroup_id)` (DESIGN.md,
+ * facts: the uniformity rule), and every branch around them tests workgroup-uniform values.
  */
-import { error, type Diagnostic, type Module, type Op, type TileValue, type Value } from '@syncopate/ir';
+import { error, type AffineExpr, type Diagnostic, type LoadOp, type Module, type Op, type Value } from '@syncopate/ir';
+import type { TensorBinding } from '../fused-kernel.js';
 import type { KernelLayout } from './layout.js';
 import type { SubgroupMatrixTarget } from './matmul-strategy.js';
-import type { WgslWriter } from './writer.js';
+import { emulatedMatrixOps, matrixShape, nativeMatrixOps, type MatrixOps, type MatrixRole } from './subgroup-matrix-ops.js';
+import { identifier, type WgslWriter } from './writer.js';
+
+/** Elements each staged row is padded by: 16 bytes of f16, which skews rows across banks. */
+export const STAGING_PAD = 8;
+/** Workgroup memory assumed when the target does not say (the H100's limit). */
+export const DEFAULT_WORKGROUP_BYTES = 49152;
 
 export interface SubgroupMatrixPlan {
   readonly target: SubgroupMatrixTarget;
@@ -29,8 +57,43 @@ export interface SubgroupMatrixPlan {
   readonly fm: number;
   readonly fn: number;
   readonly subgroupSize: number;
+  /** Copies of each staged tile in workgroup memory: 2 (double-buffered) or 1. */
+  readonly stages: number;
   /** Ids of the tile values held as subgroup matrices (dot results, their accumulators, loop-carried). */
   readonly matrices: ReadonlySet<number>;
+}
+
+/** A staged load as the emitter sees it: where the tile comes from and where it goes. */
+export interface StagedTile {
+  /** The workgroup array, e.g. `sh_a`. */
+  readonly array: string;
+  /** `left` for a dot's A operand, `right` for its B. */
+  readonly role: 'left' | 'right';
+  /** The tensor's storage array, e.g. `t_A`, and its element type. */
+  readonly tensor: string;
+  readonly dtype: string;
+  /** The tensor's [rows, cols] and the tile's. */
+  readonly shape: readonly [number, number];
+  readonly tile: readonly [number, number];
+  /** Index of the rank's first element (u32), and the tile's first row and column (i32). */
+  readonly base: string;
+  readonly row0: string;
+  readonly col0: string;
+}
+
+/** The StagedTile of a staged load of `tensor`; `affine` writes an offset as an i32 expression. */
+export function stagedTile(load: LoadOp, tensor: TensorBinding, layout: KernelLayout, affine: (e: AffineExpr) => string): StagedTile {
+  return {
+    array: identifier('sh_', load.result.name),
+    role: layout.bOperands.has(load.result.id) ? 'right' : 'left',
+    tensor: identifier('t_', tensor.name),
+    dtype: tensor.dtype === 'f16' ? 'f16' : 'f32',
+    shape: tensor.shape as [number, number],
+    tile: load.result.type.shape as [number, number],
+    base: `rank * ${tensor.elementsPerRank}u`,
+    row0: affine(load.offsets[0]!),
+    col0: affine(load.offsets[1]!),
+  };
 }
 
 function walk(ops: readonly Op[], visit: (op: Op) => void): void {
@@ -40,23 +103,32 @@ function walk(ops: readonly Op[], visit: (op: Op) => void): void {
   }
 }
 
-/** The largest of 2 and 1 that divides `tiles`: a 2×2 grid of subgroups where the tile allows. */
-function subgroupsAlong(tiles: number): number {
-  return tiles % 2 === 0 ? 2 : 1;
+/**
+ * The subgroup grid for a tile of `rows`×`cols` matrices: as many subgroups as keep at least 4
+ * matrices each, up to 8 (256 invocations at 32), split so that each subgroup's block needs the
+ * fewest matrix loads per multiply (FM + FN smallest for FM·FN fixed), ties to more rows.
+ */
+export function subgroupGrid(rows: number, cols: number): [number, number] {
+  let best: [number, number] = [1, 1];
+  let bestScore = Infinity;
+  for (const total of [8, 4, 2, 1]) {
+    if (total > 1 && (rows * cols) / total < 4) continue;
+    for (let sm = 1; sm <= total; sm *= 2) {
+      const sn = total / sm;
+      if (rows % sm !== 0 || cols % sn !== 0) continue;
+      const score = rows / sm + cols / sn;
+      if (score < bestScore || (score === bestScore && rows / sm > best[0])) {
+        best = [sm, sn];
+        bestScore = score;
+      }
+    }
+    if (bestScore < Infinity) return best;
+  }
+  return best;
 }
 
-/**
- * The layout for the subgroup-matrix path: the SIMT layout's staging, a one-dimensional workgroup of
- * SM·SN subgroups (Dawn requires x to be a multiple of the subgroup size), and the plan.
- */
-export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target: SubgroupMatrixTarget): { layout?: KernelLayout; problems: Diagnostic[] } {
-  const problems: Diagnostic[] = [];
-  const { config } = target;
-  const unsupported = (op: Op, why: string, value?: Value) =>
-    problems.push(error('codegen/unsupported', `subgroup-matrix target: ${why}`, { op: op.op, ...(value ? { value: value.name } : {}), ...(op.loc ? { loc: op.loc } : {}) }));
-  const { bm, bn } = simt.threads;
-
-  // The values held as matrices: every dot's result and accumulator, and what a loop carries of them.
+/** The values held as matrices: every dot's result and accumulator, and what a loop carries of them. */
+function matrixValues(module: Module): Set<number> {
   const matrices = new Set<number>();
   walk(module.kernel.body, (op) => {
     if (op.op !== 'dot') return;
@@ -77,6 +149,31 @@ export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target:
       });
     });
   }
+  return matrices;
+}
+
+/** Bytes of workgroup memory the staged tiles (per copy) and the store's scratch take. */
+function stagingBytes(module: Module, simt: KernelLayout): number {
+  let bytes = 0;
+  walk(module.kernel.body, (op) => {
+    if (op.op !== 'load' || !simt.shared.has(op.result.id)) return;
+    const [r, c] = op.result.type.shape as [number, number];
+    bytes += r * (c + STAGING_PAD) * (op.result.type.dtype === 'f16' ? 2 : 4);
+  });
+  return bytes;
+}
+
+/**
+ * The layout for the subgroup-matrix path: the SIMT layout's staged loads, a one-dimensional
+ * workgroup of SM·SN subgroups (Dawn requires x to be a multiple of the subgroup size), and the plan.
+ */
+export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target: SubgroupMatrixTarget): { layout?: KernelLayout; problems: Diagnostic[] } {
+  const problems: Diagnostic[] = [];
+  const { config } = target;
+  const unsupported = (op: Op, why: string, value?: Value) =>
+    problems.push(error('codegen/unsupported', `subgroup-matrix target: ${why}`, { op: op.op, ...(value ? { value: value.name } : {}), ...(op.loc ? { loc: op.loc } : {}) }));
+  const { bm, bn } = simt.threads;
+  const matrices = matrixValues(module);
 
   walk(module.kernel.body, (op) => {
     switch (op.op) {
@@ -89,15 +186,12 @@ export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target:
           unsupported(op, `the dot accumulates in ${op.result.type.dtype}; the configuration in ${config.resultComponentType}`, op.result);
         }
         if (k % config.K !== 0) unsupported(op, `the dot's K tile (${k}) is not a multiple of the configuration's K (${config.K})`, op.result);
-        if (op.transposeB) unsupported(op, `transpose_b is not lowered yet (%${op.result.name})`, op.result);
-        for (const v of [op.a, op.b]) {
-          if (simt.registerOperands.has(v.id)) unsupported(op, `dot operands are staged from loads only; %${v.name} is not a load`, v);
+        if (op.transposeB) unsupported(op, 'a transpose_b dot is not lowered on this path yet', op.result);
+        for (const operand of [op.a, op.b]) {
+          if (!simt.shared.has(operand.id)) unsupported(op, `dot operands must be loads; %${operand.name} is not one`, operand);
         }
         return;
       }
-      case 'reduce':
-        unsupported(op, `reductions of tiles are not lowered yet (%${op.result.name})`, op.result);
-        return;
       case 'store':
         if (matrices.has(op.value.id)) {
           const tensor = module.tensors.find((t) => t.name === op.tensor);
@@ -108,17 +202,16 @@ export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target:
           unsupported(op, `only dot accumulators are stored from subgroup matrices; %${op.value.name} is not one`, op.value);
         }
         return;
-      case 'constant':
+      case 'for':
+      case 'yield':
         return;
-      case 'map':
-      case 'cast': {
-        const operands: readonly TileValue[] = op.op === 'map' ? op.operands : [op.value];
-        if (op.result.type.shape.length > 0 || operands.some((o) => matrices.has(o.id))) {
-          unsupported(op, `elementwise ops on tiles are not lowered yet (%${op.result.name})`, op.result);
-        }
-        return;
+      default: {
+        // Every other tile value would need the SIMT thread layout, which this path does not have.
+        const value = 'result' in op ? op.result : undefined;
+        if (!value || value.type.kind !== 'tile' || value.type.shape.length === 0) return;
+        const staged = op.op === 'load' && simt.shared.has(value.id);
+        if (!staged && !matrices.has(value.id)) unsupported(op, `${op.op} of a tile is not lowered on this path yet (%${value.name})`, value);
       }
-      default:
     }
   });
   if (bm % config.M !== 0 || bn % config.N !== 0) {
@@ -126,86 +219,280 @@ export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target:
   }
   if (problems.length > 0) return { problems };
 
-  const [sm, sn] = target.subgroups ?? [subgroupsAlong(bm / config.M), subgroupsAlong(bn / config.N)];
-  if ((bm / config.M) % sm !== 0 || (bn / config.N) % sn !== 0) {
+  const [sm, sn] = target.subgroups ?? subgroupGrid(bm / config.M, bn / config.N);
+  if (!(sm >= 1 && sn >= 1) || (bm / config.M) % sm !== 0 || (bn / config.N) % sn !== 0) {
     problems.push(error('codegen/unsupported', `subgroup-matrix target: ${sm}x${sn} subgroups do not divide the [${bm}, ${bn}] tile into ${config.M}x${config.N} matrices`, { op: 'kernel' }));
     return { problems };
   }
   const subgroupSize = target.subgroupSize ?? 32;
-  const plan: SubgroupMatrixPlan = {
-    target,
-    m: config.M,
-    n: config.N,
-    k: config.K,
-    sm,
-    sn,
-    fm: bm / config.M / sm,
-    fn: bn / config.N / sn,
-    subgroupSize,
-    matrices,
-  };
-  // Register tiles are not used on this path: tm/tn of 1 and groups of 1 keep staging scalar.
+  // The store's scratch: one M×N matrix of the result type per subgroup.
+  const scratch = sm * sn * config.M * config.N * (config.resultComponentType === 'f16' ? 2 : 4);
+  const staged = stagingBytes(module, simt);
+  const budget = (target.workgroupBytes ?? DEFAULT_WORKGROUP_BYTES) - 64; // the ticket and the publish queue
+  const stages = 2 * staged + scratch <= budget ? 2 : 1;
+  if (staged + scratch > budget) {
+    problems.push(
+      error('codegen/unsupported', `subgroup-matrix target: the staged tiles and store scratch need ${staged + scratch} bytes of workgroup memory; the target allows ${budget + 64}`, { op: 'kernel' }),
+    );
+    return { problems };
+  }
+  const plan: SubgroupMatrixPlan = { target, m: config.M, n: config.N, k: config.K, sm, sn, fm: bm / config.M / sm, fn: bn / config.N / sn, subgroupSize, stages, matrices };
+  // Register tiles are not used on this path: tm/tn of 1 and groups of 1.
   const threads = { bm, bn, tx: sm * sn * subgroupSize, ty: 1, tm: 1, tn: 1, gm: 1, gn: 1 };
   return { layout: { ...simt, threads, matrix: plan }, problems };
 }
 
 /** Text of the subgroup-matrix path; the kernel emitter calls it where the SIMT path would emit. */
 export class SubgroupMatrixEmitter {
+  private readonly ops: MatrixOps;
+  /** Per workgroup array: its row stride and the expression of the copy the dot reads now. */
+  private readonly arrays = new Map<string, { stride: number; size: number; current: string }>();
+  /** Staged loops are numbered so nested or successive ones keep their own registers. */
+  private loops = 0;
+
   constructor(
     private readonly w: WgslWriter,
     private readonly p: SubgroupMatrixPlan,
-  ) {}
-
-  private get result(): string {
-    const { config } = this.p.target;
-    return `subgroup_matrix_result<${config.resultComponentType}, ${this.p.n}, ${this.p.m}>`;
+  ) {
+    this.ops = p.target.emulate ? emulatedMatrixOps(p.target.config) : nativeMatrixOps(p.target.config);
   }
 
   private get count(): number {
     return this.p.fm * this.p.fn;
   }
 
+  private get subgroups(): number {
+    return this.p.sm * this.p.sn;
+  }
+
   enables(): void {
-    this.w.line('enable subgroups;');
-    this.w.line('enable chromium_experimental_subgroup_matrix;');
+    for (const line of this.ops.enables) this.w.line(line);
+  }
+
+  /** Extra parameters of `main`. */
+  entryParams(): string {
+    return this.ops.entryParams;
   }
 
   /** Module-scope constants and the store's scratch. */
   declarations(): void {
     const { p, w } = this;
-    w.line(`// Subgroup matrices ${p.m}x${p.n}x${p.k} (${p.target.config.componentType} -> ${p.target.config.resultComponentType}): ${p.sm}x${p.sn} subgroups of ${p.subgroupSize}, each ${p.fm}x${p.fn} matrices.`);
+    const { config } = p.target;
+    const how = p.target.emulate ? ', emulated: every invocation holds whole matrices' : '';
+    w.line(
+      `// Subgroup matrices ${p.m}x${p.n}x${p.k} (${config.componentType} -> ${config.resultComponentType}): ${p.sm}x${p.sn} subgroups of ${p.subgroupSize}, each ${p.fm}x${p.fn} matrices; ${p.stages} staging cop${p.stages === 1 ? 'y' : 'ies'}${how}.`,
+    );
     w.line(`const SG_N: u32 = ${p.sn}u;`);
-    w.line(`const SUBGROUPS: u32 = ${p.sm * p.sn}u;`);
-    w.line(`var<workgroup> sh_spill: array<${p.target.config.resultComponentType}, ${p.sm * p.sn * p.m * p.n}>; // a store's edge matrices, one per subgroup`);
+    w.line(`const SUBGROUPS: u32 = ${this.subgroups}u;`);
+    w.line(`var<workgroup> sh_spill: array<${config.resultComponentType}, ${this.subgroups * p.m * p.n}>; // an edge tile's matrices on their way to C, one per subgroup`);
   }
 
-  /** The first row and column of the subgroup's part of the tile (subgroup-uniform). */
+  /** A staged tile's workgroup array: rows padded by STAGING_PAD, `stages` copies. */
+  sharedArray(name: string, rows: number, cols: number, dtype: string): void {
+    const stride = cols + STAGING_PAD;
+    const size = rows * stride;
+    this.arrays.set(name, { stride, size, current: '0u' });
+    this.w.line(`var<workgroup> ${name}: array<${dtype}, ${this.p.stages * size}>; // ${this.p.stages} x ${rows}x${cols}, rows padded to ${stride}`);
+  }
+
+  /** `sg_id` where emulated, and the first row and column of the subgroup's block (subgroup-uniform). */
   prologue(): void {
     const { p, w } = this;
+    this.ops.defineSubgroupId(w, p.subgroupSize);
     w.line(`let sg_row = (sg_id / SG_N) * ${p.fm * p.m}u;`);
     w.line(`let sg_col = (sg_id % SG_N) * ${p.fn * p.n}u;`);
   }
 
   zeros(name: string, value: string): void {
-    this.w.line(`var ${name}: array<${this.result}, ${this.count}>;`);
-    if (value !== '0') this.w.line(`for (var f = 0u; f < ${this.count}u; f++) { ${name}[f] = ${this.result}(${value}); }`);
+    this.ops.declareArray(this.w, name, 'result', this.count, value === '0' ? undefined : value);
   }
 
-  /** `acc += a·b` over the staged tiles: A K-major (`bm` rows), B row-major (`bn` columns). */
-  dot(acc: string, sa: string, sb: string, bm: number, bn: number, k: number): void {
+  // ----- staging -----
+
+  private array(t: StagedTile): { stride: number; size: number; current: string } {
+    const a = this.arrays.get(t.array);
+    if (!a) throw new Error(`unreachable: ${t.array} was not declared`);
+    return a;
+  }
+
+  /** Matrices of the tile's role that tile it, when rows of the tensor start 16-byte aligned. */
+  private copyMatrices(t: StagedTile): { rows: number; cols: number; count: number; perSubgroup: number } | undefined {
+    const [fr, fc] = matrixShape(this.p.target.config, t.role);
+    const bytes = t.dtype === 'f16' ? 2 : 4;
+    if (t.dtype !== this.p.target.config.componentType || (t.shape[1] * bytes) % 16 !== 0) return undefined;
+    if (t.tile[0] % fr !== 0 || t.tile[1] % fc !== 0) return undefined;
+    const count = (t.tile[0] / fr) * (t.tile[1] / fc);
+    return { rows: fr, cols: fc, count, perSubgroup: Math.ceil(count / this.subgroups) };
+  }
+
+  /** The uniform test that `t` lies inside its tensor. */
+  private inside(t: StagedTile): string {
+    return `${t.row0} >= 0 && ${t.row0} + ${t.tile[0]} <= ${t.shape[0]} && ${t.col0} >= 0 && ${t.col0} + ${t.tile[1]} <= ${t.shape[1]}`;
+  }
+
+  private elementsPerThread(t: StagedTile): number {
+    return Math.ceil((t.tile[0] * t.tile[1]) / (this.subgroups * this.p.subgroupSize));
+  }
+
+  /** Registers that carry a tile from global to workgroup memory, named after the loop. */
+  private registers(t: StagedTile, loop: number): { scalars: string; matrices: string } {
+    const suffix = `${t.array.replace(/^sh_/, '')}_${loop}`;
+    return { scalars: `pf_${suffix}`, matrices: `pm_${suffix}` };
+  }
+
+  private declareRegisters(t: StagedTile, loop: number): void {
+    const r = this.registers(t, loop);
+    this.w.line(`var ${r.scalars}: array<${t.dtype}, ${this.elementsPerThread(t)}>;`);
+    const copy = this.copyMatrices(t);
+    if (copy) this.ops.declareArray(this.w, r.matrices, t.role, copy.perSubgroup);
+  }
+
+  /** The `q`th matrix this subgroup copies: its first row and column in the tile. */
+  private copyOrigin(t: StagedTile, q: number): [string, string] {
+    const copy = this.copyMatrices(t)!;
+    const across = t.tile[1] / copy.cols;
+    // A subgroup past the last matrix copies one another subgroup copies too: the same values.
+    const f = copy.count % this.subgroups === 0 ? `sg_id + ${q * this.subgroups}u` : `(sg_id + ${q * this.subgroups}u) % ${copy.count}u`;
+    return [`(${f}) / ${across}u * ${copy.rows}u`, `(${f}) % ${across}u * ${copy.cols}u`];
+  }
+
+  /** Global → registers: by matrices when `inside` (a uniform let) holds, else element by element, zero outside. */
+  private fetch(t: StagedTile, loop: number, inside: string): void {
+    const { w } = this;
+    const r = this.registers(t, loop);
+    const copy = this.copyMatrices(t);
+    const [rows, cols] = t.shape;
+    const scalar = () =>
+      w.block(`for (var p = 0u; p < ${this.elementsPerThread(t)}u; p++)`, () => {
+        w.line('let e = lid + p * WORKGROUP_SIZE;');
+        w.line(`let row = ${t.row0} + i32(e / ${t.tile[1]}u);`);
+        w.line(`let col = ${t.col0} + i32(e % ${t.tile[1]}u);`);
+        w.line(`var x = ${t.dtype}(0);`);
+        w.line(`if (e < ${t.tile[0] * t.tile[1]}u && row >= 0 && row < ${rows} && col >= 0 && col < ${cols}) { x = ${t.tensor}[${t.base} + u32(row) * ${cols}u + u32(col)]; }`);
+        w.line(`${r.scalars}[p] = x;`);
+      });
+    if (!copy) return void scalar();
+    w.block(`if (${inside})`, () => {
+      for (let q = 0; q < copy.perSubgroup; q++) {
+        const [fr, fc] = this.copyOrigin(t, q);
+        this.ops.load(w, `${r.matrices}[${q}]`, t.role, t.tensor, `${t.base} + u32(${t.row0}) * ${cols}u + ${fr} * ${cols}u + u32(${t.col0}) + ${fc}`, `${cols}u`);
+      }
+    });
+    w.block(`if (!(${inside}))`, scalar);
+  }
+
+  /** Registers → copy `into` (an element offset) of the tile's workgroup array, the same way `fetch` took it. */
+  private put(t: StagedTile, loop: number, inside: string, into: string): void {
+    const { w } = this;
+    const r = this.registers(t, loop);
+    const copy = this.copyMatrices(t);
+    const { stride } = this.array(t);
+    const scalar = () =>
+      w.block(`for (var p = 0u; p < ${this.elementsPerThread(t)}u; p++)`, () => {
+        w.line('let e = lid + p * WORKGROUP_SIZE;');
+        w.line(`if (e < ${t.tile[0] * t.tile[1]}u) { ${t.array}[${into} + (e / ${t.tile[1]}u) * ${stride}u + e % ${t.tile[1]}u] = ${r.scalars}[p]; }`);
+      });
+    if (!copy) return void scalar();
+    w.block(`if (${inside})`, () => {
+      for (let q = 0; q < copy.perSubgroup; q++) {
+        const [fr, fc] = this.copyOrigin(t, q);
+        this.ops.store(w, t.array, t.dtype, `${into} + ${fr} * ${stride}u + ${fc}`, `${r.matrices}[${q}]`, t.role, `${stride}u`);
+      }
+    });
+    w.block(`if (!(${inside}))`, scalar);
+  }
+
+  /** A staged load outside a prefetched loop: the workgroup copies it into copy 0 (barriers around it are the caller's). */
+  stage(t: StagedTile): void {
+    const loop = this.loops++;
+    const { w } = this;
+    w.block('', () => {
+      this.declareRegisters(t, loop);
+      w.line(`let inside = ${this.inside(t)};`);
+      this.fetch(t, loop, 'inside');
+      this.put(t, loop, 'inside', '0u');
+    });
+    this.array(t).current = '0u';
+  }
+
+  /**
+   * Before a loop whose body opens with staged loads: registers for them, and step 0's tiles
+   * (`first`, at the loop's lower bound) in copy 0. Returns the loop's number for the other hooks.
+   */
+  loopBefore(first: readonly StagedTile[]): number {
+    const loop = this.loops++;
+    const { w } = this;
+    for (const t of first) this.declareRegisters(t, loop);
+    w.line('workgroupBarrier(); // the workgroup arrays may still be read by earlier code');
+    w.block('', () => {
+      for (const t of first) {
+        const inside = `inside_${t.array}`;
+        w.line(`let ${inside} = ${this.inside(t)};`);
+        this.fetch(t, loop, inside);
+        this.put(t, loop, inside, '0u');
+      }
+    });
+    w.line('workgroupBarrier();');
+    return loop;
+  }
+
+  /**
+   * At the top of each step: which copy the dot reads (`step` is the iteration's index, uniform), and,
+   * while there is a next step, its tiles (`next`) fetched into registers before the compute.
+   */
+  loopStepStart(loop: number, step: string, hasNext: string, next: readonly StagedTile[]): void {
+    const { w } = this;
+    w.line(`let step_${loop} = ${step};`);
+    w.line(`let has_next_${loop} = ${hasNext};`);
+    for (const t of next) {
+      const a = this.array(t);
+      a.current = this.p.stages === 2 ? `(step_${loop} % 2u) * ${a.size}u` : '0u';
+      w.line(`let inside_next_${t.array}_${loop} = has_next_${loop} && ${this.inside(t)};`);
+    }
+    w.block(`if (has_next_${loop})`, () => {
+      for (const t of next) this.fetch(t, loop, `inside_next_${t.array}_${loop}`);
+    });
+  }
+
+  /**
+   * After the step's compute: the next tiles into the other copy (double-buffered: nobody reads it
+   * now), or, with one copy, into it once every subgroup is done with it; then one barrier.
+   */
+  loopStepEnd(loop: number, next: readonly StagedTile[]): void {
+    const { w } = this;
+    if (this.p.stages === 1) w.line('workgroupBarrier();');
+    w.block(`if (has_next_${loop})`, () => {
+      for (const t of next) {
+        const a = this.array(t);
+        const into = this.p.stages === 2 ? `((step_${loop} + 1u) % 2u) * ${a.size}u` : '0u';
+        this.put(t, loop, `inside_next_${t.array}_${loop}`, into);
+      }
+    });
+    w.line('workgroupBarrier();');
+  }
+
+  // ----- compute -----
+
+  /** `acc += a·b` over the staged tiles: A [bm][k] and B [k][bn], both row-major with padded rows. */
+  dot(acc: string, sa: string, sb: string, _bm: number, _bn: number, k: number): void {
     const { p, w } = this;
-    const ty = p.target.config.componentType;
-    const left = `subgroup_matrix_left<${ty}, ${p.k}, ${p.m}>`;
-    const right = `subgroup_matrix_right<${ty}, ${p.n}, ${p.k}>`;
-    w.block(`for (var kk = 0u; kk < ${k}u; kk += ${p.k}u)`, () => {
-      w.line(`var ma: array<${left}, ${p.fm}>;`);
-      w.line(`var mb: array<${right}, ${p.fn}>;`);
-      // Element (r, k) of A is at k·BM + r: column-major with stride BM.
-      w.line(`for (var i = 0u; i < ${p.fm}u; i++) { ma[i] = subgroupMatrixLoad<${left}>(&${sa}, kk * ${bm}u + sg_row + i * ${p.m}u, true, ${bm}u); }`);
-      w.line(`for (var j = 0u; j < ${p.fn}u; j++) { mb[j] = subgroupMatrixLoad<${right}>(&${sb}, kk * ${bn}u + sg_col + j * ${p.n}u, false, ${bn}u); }`);
-      w.block(`for (var i = 0u; i < ${p.fm}u; i++)`, () =>
-        w.line(`for (var j = 0u; j < ${p.fn}u; j++) { ${acc}[i * ${p.fn}u + j] = subgroupMatrixMultiplyAccumulate(ma[i], mb[j], ${acc}[i * ${p.fn}u + j]); }`),
-      );
+    const a = this.arrays.get(sa);
+    const b = this.arrays.get(sb);
+    if (!a || !b) throw new Error(`unreachable: the dot's operands ${sa}, ${sb} are not staged`);
+    w.block('', () => {
+      this.ops.declareArray(w, 'ma', 'left', p.fm);
+      this.ops.declareArray(w, 'mb', 'right', p.fn);
+      for (let kk = 0; kk < k; kk += p.k) {
+        for (let i = 0; i < p.fm; i++) {
+          this.ops.load(w, `ma[${i}]`, 'left', sa, `${a.current} + (sg_row + ${i * p.m}u) * ${a.stride}u + ${kk}u`, `${a.stride}u`);
+        }
+        for (let j = 0; j < p.fn; j++) {
+          this.ops.load(w, `mb[${j}]`, 'right', sb, `${b.current} + ${kk * b.stride}u + sg_col + ${j * p.n}u`, `${b.stride}u`);
+        }
+        for (let i = 0; i < p.fm; i++) {
+          for (let j = 0; j < p.fn; j++) this.ops.multiplyAccumulate(w, `${acc}[${i * p.fn + j}]`, `ma[${i}]`, `mb[${j}]`);
+        }
+      }
     });
   }
 
@@ -215,33 +502,40 @@ export class SubgroupMatrixEmitter {
    */
   store(acc: string, ref: string, row0: string, col0: string, rows: number, cols: number, bm: number, bn: number, at: (row: string, col: string) => string): void {
     const { p, w } = this;
+    const result: MatrixRole = 'result';
+    const scalar = p.target.config.resultComponentType;
     w.line(`let row0 = ${row0};`);
     w.line(`let col0 = ${col0};`);
+    // Straight to C only where C's rows start 16-byte aligned (a matrix store's rows are wide accesses).
+    const direct = (cols * (scalar === 'f16' ? 2 : 4)) % 16 === 0;
     // Workgroup-uniform (from the tables), so the edge path may use barriers.
-    w.line(`let whole = row0 >= 0 && row0 + ${bm} <= ${rows} && col0 >= 0 && col0 + ${bn} <= ${cols};`);
-    w.block('if (whole)', () => {
-      w.block(`for (var i = 0u; i < ${p.fm}u; i++)`, () =>
-        w.line(
-          `for (var j = 0u; j < ${p.fn}u; j++) { subgroupMatrixStore(&${ref}, ${at(`row0 + i32(sg_row + i * ${p.m}u)`, `col0 + i32(sg_col + j * ${p.n}u)`)}, ${acc}[i * ${p.fn}u + j], false, ${cols}u); }`,
-        ),
-      );
-    });
+    w.line(`let whole = ${direct ? `row0 >= 0 && row0 + ${bm} <= ${rows} && col0 >= 0 && col0 + ${bn} <= ${cols}` : 'false'};`);
+    if (direct) {
+      w.block('if (whole)', () => {
+        for (let i = 0; i < p.fm; i++) {
+          for (let j = 0; j < p.fn; j++) {
+            const offset = at(`row0 + i32(sg_row + ${i * p.m}u)`, `col0 + i32(sg_col + ${j * p.n}u)`);
+            this.ops.store(w, ref, scalar, offset, `${acc}[${i * p.fn + j}]`, result, `${cols}u`);
+          }
+        }
+      });
+    }
     w.block('if (!whole)', () => {
-      // An edge tile: each subgroup parks one matrix at a time; the workgroup writes what is inside.
+      // Each subgroup parks one matrix at a time; the workgroup writes the elements inside C.
       const size = p.m * p.n;
-      w.block(`for (var i = 0u; i < ${p.fm}u; i++)`, () =>
-        w.block(`for (var j = 0u; j < ${p.fn}u; j++)`, () => {
+      for (let i = 0; i < p.fm; i++) {
+        for (let j = 0; j < p.fn; j++) {
           w.line('workgroupBarrier();');
-          w.line(`subgroupMatrixStore(&sh_spill, sg_id * ${size}u, ${acc}[i * ${p.fn}u + j], false, ${p.n}u);`);
+          this.ops.store(w, 'sh_spill', scalar, `sg_id * ${size}u`, `${acc}[${i * p.fn + j}]`, result, `${p.n}u`);
           w.line('workgroupBarrier();');
           w.block(`for (var e = lid; e < SUBGROUPS * ${size}u; e += WORKGROUP_SIZE)`, () => {
             w.line(`let s = e / ${size}u;`);
-            w.line(`let row = row0 + i32((s / SG_N) * ${p.fm * p.m}u + i * ${p.m}u + (e % ${size}u) / ${p.n}u);`);
-            w.line(`let col = col0 + i32((s % SG_N) * ${p.fn * p.n}u + j * ${p.n}u + e % ${p.n}u);`);
+            w.line(`let row = row0 + i32((s / SG_N) * ${p.fm * p.m}u + ${i * p.m}u + (e % ${size}u) / ${p.n}u);`);
+            w.line(`let col = col0 + i32((s % SG_N) * ${p.fn * p.n}u + ${j * p.n}u + e % ${p.n}u);`);
             w.line(`if (row >= 0 && row < ${rows} && col >= 0 && col < ${cols}) { ${ref}[${at('row', 'col')}] = sh_spill[e]; }`);
           });
-        }),
-      );
+        }
+      }
     });
   }
 }

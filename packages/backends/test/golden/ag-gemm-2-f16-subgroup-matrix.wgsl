@@ -12,7 +12,7 @@ const LOCAL_RANKS_AT: u32 = 32u;
 const PHASES: u32 = 1u;
 const PHASES_AT: u32 = 34u;
 const PHASE_WORDS: u32 = 7u;
-const WORKGROUP_SIZE: u32 = 128u;
+const WORKGROUP_SIZE: u32 = 32u;
 
 // @A: f16[128, 64], one copy per rank
 @group(0) @binding(0) var<storage, read_write> t_A: array<f16>;
@@ -25,12 +25,12 @@ const WORKGROUP_SIZE: u32 = 128u;
 @group(0) @binding(4) var<storage, read> tables: array<u32>;
 
 var<workgroup> wg_u: u32;
-var<workgroup> sh_a: array<f16, 512>; // 32x16, stored K-major
-var<workgroup> sh_b: array<f16, 512>; // 16x32
-// Subgroup matrices 16x16x16 (f16 -> f32): 2x2 subgroups of 32, each 1x1 matrices.
-const SG_N: u32 = 2u;
-const SUBGROUPS: u32 = 4u;
-var<workgroup> sh_spill: array<f32, 1024>; // a store's edge matrices, one per subgroup
+var<workgroup> sh_a: array<f16, 1536>; // 2 x 32x16, rows padded to 24
+var<workgroup> sh_b: array<f16, 1280>; // 2 x 16x32, rows padded to 40
+// Subgroup matrices 16x16x16 (f16 -> f32): 1x1 subgroups of 32, each 2x2 matrices; 2 staging copies.
+const SG_N: u32 = 1u;
+const SUBGROUPS: u32 = 1u;
+var<workgroup> sh_spill: array<f32, 256>; // an edge tile's matrices on their way to C, one per subgroup
 
 const SPIN_LIMIT: u32 = 4194304u;
 const PARTS: u32 = 2u;
@@ -135,12 +135,12 @@ fn publish_pending(lid: u32) {
   }
 }
 
-@compute @workgroup_size(128, 1)
+@compute @workgroup_size(32, 1)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id) local: vec3u, @builtin(subgroup_id) sg_id: u32) {
   let tx = local.x;
   let ty = local.y;
-  let sg_row = (sg_id / SG_N) * 16u;
-  let sg_col = (sg_id % SG_N) * 16u;
+  let sg_row = (sg_id / SG_N) * 32u;
+  let sg_col = (sg_id % SG_N) * 32u;
   if (lid == 0u) { wg_u = atomicAdd(&ctl[0], 1u); }
   let ticket = workgroupUniformLoad(&wg_u);
   // Tickets run on across phases; find the last phase that starts at or before this one.
@@ -165,7 +165,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   // %pn = program_id 1
   let v_pn = i32(tables[slot + 1u]);
   // %acc = constant 0 : tile<32x32xf32>
-  var v_acc: array<subgroup_matrix_result<f32, 16, 16>, 1>;
+  var v_acc: array<subgroup_matrix_result<f32, 16, 16>, 4>;
   // wait %c0 when %pm in [0, 2)
   // wait %c0: @A[0:64, 0:64] rank 0 -> rank 1, step 0 (copy)
   if (rank == 1u && (v_pm >= 0 && v_pm < 2)) {
@@ -200,78 +200,136 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   }
   // %acc_out = for %k = 0 to 64 step 16 iter(%acc_it = %acc) -> (tile<32x32xf32>)
   var v_acc_it = v_acc;
-  // %a = load @A[32*%pm, %k] : tile<32x16xf16>  (prefetch into registers)
-  var pf_a: array<f16, 4>;
-  for (var p = 0u; p < 4u; p++) {
-    let e = lid + p * WORKGROUP_SIZE;
-    if (e < 512u) {
-      let row = 32 * v_pm + i32(e / 16u);
-      let col = 0 + i32(e % 16u);
-      var x = f16(0);
-      if (row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
-      pf_a[p] = x;
+  var pf_a_0: array<f16, 16>;
+  var pm_a_0: array<subgroup_matrix_left<f16, 16, 16>, 2>;
+  var pf_b_0: array<f16, 16>;
+  var pm_b_0: array<subgroup_matrix_right<f16, 16, 16>, 2>;
+  workgroupBarrier(); // the workgroup arrays may still be read by earlier code
+  {
+    let inside_sh_a = 32 * v_pm >= 0 && 32 * v_pm + 32 <= 128 && 0 >= 0 && 0 + 16 <= 64;
+    if (inside_sh_a) {
+      pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 0u) / 1u * 16u * 64u + u32(0) + (sg_id + 0u) % 1u * 16u, 64u);
+      pm_a_0[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 1u) / 1u * 16u * 64u + u32(0) + (sg_id + 1u) % 1u * 16u, 64u);
     }
-  }
-  // %b = load @B[%k, 32*%pn] : tile<16x32xf16>  (prefetch into registers)
-  var pf_b: array<f16, 4>;
-  for (var p = 0u; p < 4u; p++) {
-    let e = lid + p * WORKGROUP_SIZE;
-    if (e < 512u) {
-      let row = 0 + i32(e / 32u);
-      let col = 32 * v_pn + i32(e % 32u);
-      var x = f16(0);
-      if (row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
-      pf_b[p] = x;
-    }
-  }
-  for (var v_k: i32 = 0; v_k < 64; v_k += 16) {
-    workgroupBarrier();
-    // %a = load @A[32*%pm, %k] : tile<32x16xf16>  (staged, fetched ahead)
-    for (var p = 0u; p < 4u; p++) {
-      let e = lid + p * WORKGROUP_SIZE;
-      if (e < 512u) { sh_a[(e % 16u) * 32u + e / 16u] = pf_a[p]; }
-    }
-    // %b = load @B[%k, 32*%pn] : tile<16x32xf16>  (staged, fetched ahead)
-    for (var p = 0u; p < 4u; p++) {
-      let e = lid + p * WORKGROUP_SIZE;
-      if (e < 512u) { sh_b[e] = pf_b[p]; }
-    }
-    workgroupBarrier();
-    if (v_k + 16 < 64) {
-      // %a = load @A[32*%pm, %k] : tile<32x16xf16>  (prefetch into registers)
-      for (var p = 0u; p < 4u; p++) {
+    if (!(inside_sh_a)) {
+      for (var p = 0u; p < 16u; p++) {
         let e = lid + p * WORKGROUP_SIZE;
-        if (e < 512u) {
+        let row = 32 * v_pm + i32(e / 16u);
+        let col = 0 + i32(e % 16u);
+        var x = f16(0);
+        if (e < 512u && row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
+        pf_a_0[p] = x;
+      }
+    }
+    if (inside_sh_a) {
+      subgroupMatrixStore<row_major>(&sh_a, 0u + (sg_id + 0u) / 1u * 16u * 24u + (sg_id + 0u) % 1u * 16u, pm_a_0[0], 24u);
+      subgroupMatrixStore<row_major>(&sh_a, 0u + (sg_id + 1u) / 1u * 16u * 24u + (sg_id + 1u) % 1u * 16u, pm_a_0[1], 24u);
+    }
+    if (!(inside_sh_a)) {
+      for (var p = 0u; p < 16u; p++) {
+        let e = lid + p * WORKGROUP_SIZE;
+        if (e < 512u) { sh_a[0u + (e / 16u) * 24u + e % 16u] = pf_a_0[p]; }
+      }
+    }
+    let inside_sh_b = 0 >= 0 && 0 + 16 <= 64 && 32 * v_pn >= 0 && 32 * v_pn + 32 <= 64;
+    if (inside_sh_b) {
+      pm_b_0[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 4096u + u32(0) * 64u + (sg_id + 0u) / 2u * 16u * 64u + u32(32 * v_pn) + (sg_id + 0u) % 2u * 16u, 64u);
+      pm_b_0[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 4096u + u32(0) * 64u + (sg_id + 1u) / 2u * 16u * 64u + u32(32 * v_pn) + (sg_id + 1u) % 2u * 16u, 64u);
+    }
+    if (!(inside_sh_b)) {
+      for (var p = 0u; p < 16u; p++) {
+        let e = lid + p * WORKGROUP_SIZE;
+        let row = 0 + i32(e / 32u);
+        let col = 32 * v_pn + i32(e % 32u);
+        var x = f16(0);
+        if (e < 512u && row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
+        pf_b_0[p] = x;
+      }
+    }
+    if (inside_sh_b) {
+      subgroupMatrixStore<row_major>(&sh_b, 0u + (sg_id + 0u) / 2u * 16u * 40u + (sg_id + 0u) % 2u * 16u, pm_b_0[0], 40u);
+      subgroupMatrixStore<row_major>(&sh_b, 0u + (sg_id + 1u) / 2u * 16u * 40u + (sg_id + 1u) % 2u * 16u, pm_b_0[1], 40u);
+    }
+    if (!(inside_sh_b)) {
+      for (var p = 0u; p < 16u; p++) {
+        let e = lid + p * WORKGROUP_SIZE;
+        if (e < 512u) { sh_b[0u + (e / 32u) * 40u + e % 32u] = pf_b_0[p]; }
+      }
+    }
+  }
+  workgroupBarrier();
+  for (var v_k: i32 = 0; v_k < 64; v_k += 16) {
+    let step_0 = u32((v_k - 0) / 16);
+    let has_next_0 = v_k + 16 < 64;
+    let inside_next_sh_a_0 = has_next_0 && 32 * v_pm >= 0 && 32 * v_pm + 32 <= 128 && (v_k + 16) >= 0 && (v_k + 16) + 16 <= 64;
+    let inside_next_sh_b_0 = has_next_0 && (v_k + 16) >= 0 && (v_k + 16) + 16 <= 64 && 32 * v_pn >= 0 && 32 * v_pn + 32 <= 64;
+    if (has_next_0) {
+      if (inside_next_sh_a_0) {
+        pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 0u) / 1u * 16u * 64u + u32((v_k + 16)) + (sg_id + 0u) % 1u * 16u, 64u);
+        pm_a_0[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 1u) / 1u * 16u * 64u + u32((v_k + 16)) + (sg_id + 1u) % 1u * 16u, 64u);
+      }
+      if (!(inside_next_sh_a_0)) {
+        for (var p = 0u; p < 16u; p++) {
+          let e = lid + p * WORKGROUP_SIZE;
           let row = 32 * v_pm + i32(e / 16u);
           let col = (v_k + 16) + i32(e % 16u);
           var x = f16(0);
-          if (row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
-          pf_a[p] = x;
+          if (e < 512u && row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
+          pf_a_0[p] = x;
         }
       }
-      // %b = load @B[%k, 32*%pn] : tile<16x32xf16>  (prefetch into registers)
-      for (var p = 0u; p < 4u; p++) {
-        let e = lid + p * WORKGROUP_SIZE;
-        if (e < 512u) {
+      if (inside_next_sh_b_0) {
+        pm_b_0[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 4096u + u32((v_k + 16)) * 64u + (sg_id + 0u) / 2u * 16u * 64u + u32(32 * v_pn) + (sg_id + 0u) % 2u * 16u, 64u);
+        pm_b_0[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 4096u + u32((v_k + 16)) * 64u + (sg_id + 1u) / 2u * 16u * 64u + u32(32 * v_pn) + (sg_id + 1u) % 2u * 16u, 64u);
+      }
+      if (!(inside_next_sh_b_0)) {
+        for (var p = 0u; p < 16u; p++) {
+          let e = lid + p * WORKGROUP_SIZE;
           let row = (v_k + 16) + i32(e / 32u);
           let col = 32 * v_pn + i32(e % 32u);
           var x = f16(0);
-          if (row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
-          pf_b[p] = x;
+          if (e < 512u && row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
+          pf_b_0[p] = x;
         }
       }
     }
     // %d = dot %a, %b, %acc_it : tile<32x32xf32>
-    for (var kk = 0u; kk < 16u; kk += 16u) {
-      var ma: array<subgroup_matrix_left<f16, 16, 16>, 1>;
-      var mb: array<subgroup_matrix_right<f16, 16, 16>, 1>;
-      for (var i = 0u; i < 1u; i++) { ma[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&sh_a, kk * 32u + sg_row + i * 16u, true, 32u); }
-      for (var j = 0u; j < 1u; j++) { mb[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&sh_b, kk * 32u + sg_col + j * 16u, false, 32u); }
-      for (var i = 0u; i < 1u; i++) {
-        for (var j = 0u; j < 1u; j++) { v_acc_it[i * 1u + j] = subgroupMatrixMultiplyAccumulate(ma[i], mb[j], v_acc_it[i * 1u + j]); }
-      }
+    {
+      var ma: array<subgroup_matrix_left<f16, 16, 16>, 2>;
+      var mb: array<subgroup_matrix_right<f16, 16, 16>, 2>;
+      ma[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 768u + (sg_row + 0u) * 24u + 0u, 24u);
+      ma[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 768u + (sg_row + 16u) * 24u + 0u, 24u);
+      mb[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 640u + 0u + sg_col + 0u, 40u);
+      mb[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 640u + 0u + sg_col + 16u, 40u);
+      v_acc_it[0] = subgroupMatrixMultiplyAccumulate(ma[0], mb[0], v_acc_it[0]);
+      v_acc_it[1] = subgroupMatrixMultiplyAccumulate(ma[0], mb[1], v_acc_it[1]);
+      v_acc_it[2] = subgroupMatrixMultiplyAccumulate(ma[1], mb[0], v_acc_it[2]);
+      v_acc_it[3] = subgroupMatrixMultiplyAccumulate(ma[1], mb[1], v_acc_it[3]);
     }
     // yield %d
+    if (has_next_0) {
+      if (inside_next_sh_a_0) {
+        subgroupMatrixStore<row_major>(&sh_a, ((step_0 + 1u) % 2u) * 768u + (sg_id + 0u) / 1u * 16u * 24u + (sg_id + 0u) % 1u * 16u, pm_a_0[0], 24u);
+        subgroupMatrixStore<row_major>(&sh_a, ((step_0 + 1u) % 2u) * 768u + (sg_id + 1u) / 1u * 16u * 24u + (sg_id + 1u) % 1u * 16u, pm_a_0[1], 24u);
+      }
+      if (!(inside_next_sh_a_0)) {
+        for (var p = 0u; p < 16u; p++) {
+          let e = lid + p * WORKGROUP_SIZE;
+          if (e < 512u) { sh_a[((step_0 + 1u) % 2u) * 768u + (e / 16u) * 24u + e % 16u] = pf_a_0[p]; }
+        }
+      }
+      if (inside_next_sh_b_0) {
+        subgroupMatrixStore<row_major>(&sh_b, ((step_0 + 1u) % 2u) * 640u + (sg_id + 0u) / 2u * 16u * 40u + (sg_id + 0u) % 2u * 16u, pm_b_0[0], 40u);
+        subgroupMatrixStore<row_major>(&sh_b, ((step_0 + 1u) % 2u) * 640u + (sg_id + 1u) / 2u * 16u * 40u + (sg_id + 1u) % 2u * 16u, pm_b_0[1], 40u);
+      }
+      if (!(inside_next_sh_b_0)) {
+        for (var p = 0u; p < 16u; p++) {
+          let e = lid + p * WORKGROUP_SIZE;
+          if (e < 512u) { sh_b[((step_0 + 1u) % 2u) * 640u + (e / 32u) * 40u + e % 32u] = pf_b_0[p]; }
+        }
+      }
+    }
+    workgroupBarrier();
   }
   // store %acc_out, @C[32*%pm, 32*%pn]
   {
@@ -279,23 +337,47 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     let col0 = 32 * v_pn;
     let whole = row0 >= 0 && row0 + 32 <= 128 && col0 >= 0 && col0 + 32 <= 64;
     if (whole) {
-      for (var i = 0u; i < 1u; i++) {
-        for (var j = 0u; j < 1u; j++) { subgroupMatrixStore(&t_C, rank * 8192u + u32(row0 + i32(sg_row + i * 16u)) * 64u + u32(col0 + i32(sg_col + j * 16u)), v_acc_it[i * 1u + j], false, 64u); }
-      }
+      subgroupMatrixStore<row_major>(&t_C, rank * 8192u + u32(row0 + i32(sg_row + 0u)) * 64u + u32(col0 + i32(sg_col + 0u)), v_acc_it[0], 64u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 8192u + u32(row0 + i32(sg_row + 0u)) * 64u + u32(col0 + i32(sg_col + 16u)), v_acc_it[1], 64u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 8192u + u32(row0 + i32(sg_row + 16u)) * 64u + u32(col0 + i32(sg_col + 0u)), v_acc_it[2], 64u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 8192u + u32(row0 + i32(sg_row + 16u)) * 64u + u32(col0 + i32(sg_col + 16u)), v_acc_it[3], 64u);
     }
     if (!whole) {
-      for (var i = 0u; i < 1u; i++) {
-        for (var j = 0u; j < 1u; j++) {
-          workgroupBarrier();
-          subgroupMatrixStore(&sh_spill, sg_id * 256u, v_acc_it[i * 1u + j], false, 16u);
-          workgroupBarrier();
-          for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
-            let s = e / 256u;
-            let row = row0 + i32((s / SG_N) * 16u + i * 16u + (e % 256u) / 16u);
-            let col = col0 + i32((s % SG_N) * 16u + j * 16u + e % 16u);
-            if (row >= 0 && row < 128 && col >= 0 && col < 64) { t_C[rank * 8192u + u32(row) * 64u + u32(col)] = sh_spill[e]; }
-          }
-        }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[0], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 32u + 0u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
+        if (row >= 0 && row < 128 && col >= 0 && col < 64) { t_C[rank * 8192u + u32(row) * 64u + u32(col)] = sh_spill[e]; }
+      }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[1], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 32u + 0u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
+        if (row >= 0 && row < 128 && col >= 0 && col < 64) { t_C[rank * 8192u + u32(row) * 64u + u32(col)] = sh_spill[e]; }
+      }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[2], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 32u + 16u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
+        if (row >= 0 && row < 128 && col >= 0 && col < 64) { t_C[rank * 8192u + u32(row) * 64u + u32(col)] = sh_spill[e]; }
+      }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[3], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 32u + 16u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
+        if (row >= 0 && row < 128 && col >= 0 && col < 64) { t_C[rank * 8192u + u32(row) * 64u + u32(col)] = sh_spill[e]; }
       }
     }
   }

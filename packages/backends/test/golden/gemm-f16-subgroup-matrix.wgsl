@@ -12,7 +12,7 @@ const LOCAL_RANKS_AT: u32 = 8u;
 const PHASES: u32 = 1u;
 const PHASES_AT: u32 = 9u;
 const PHASE_WORDS: u32 = 5u;
-const WORKGROUP_SIZE: u32 = 128u;
+const WORKGROUP_SIZE: u32 = 256u;
 
 // @A: f16[200, 80], one copy per rank
 @group(0) @binding(0) var<storage, read_write> t_A: array<f16>;
@@ -25,12 +25,12 @@ const WORKGROUP_SIZE: u32 = 128u;
 @group(0) @binding(4) var<storage, read> tables: array<u32>;
 
 var<workgroup> wg_u: u32;
-var<workgroup> sh_a: array<f16, 4096>; // 128x32, stored K-major
-var<workgroup> sh_b: array<f16, 4096>; // 32x128
-// Subgroup matrices 16x16x16 (f16 -> f32): 2x2 subgroups of 32, each 4x4 matrices.
-const SG_N: u32 = 2u;
-const SUBGROUPS: u32 = 4u;
-var<workgroup> sh_spill: array<f32, 1024>; // a store's edge matrices, one per subgroup
+var<workgroup> sh_a: array<f16, 10240>; // 2 x 128x32, rows padded to 40
+var<workgroup> sh_b: array<f16, 8704>; // 2 x 32x128, rows padded to 136
+// Subgroup matrices 16x16x16 (f16 -> f32): 2x4 subgroups of 32, each 4x2 matrices; 2 staging copies.
+const SG_N: u32 = 4u;
+const SUBGROUPS: u32 = 8u;
+var<workgroup> sh_spill: array<f32, 2048>; // an edge tile's matrices on their way to C, one per subgroup
 
 const SPIN_LIMIT: u32 = 4194304u;
 const PARTS: u32 = 0u;
@@ -126,12 +126,12 @@ fn publish_pending(lid: u32) {
   }
 }
 
-@compute @workgroup_size(128, 1)
+@compute @workgroup_size(256, 1)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id) local: vec3u, @builtin(subgroup_id) sg_id: u32) {
   let tx = local.x;
   let ty = local.y;
   let sg_row = (sg_id / SG_N) * 64u;
-  let sg_col = (sg_id % SG_N) * 64u;
+  let sg_col = (sg_id % SG_N) * 32u;
   if (lid == 0u) { wg_u = atomicAdd(&ctl[0], 1u); }
   let ticket = workgroupUniformLoad(&wg_u);
   // Tickets run on across phases; find the last phase that starts at or before this one.
@@ -156,81 +156,159 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   // %pn = program_id 1
   let v_pn = i32(tables[slot + 1u]);
   // %acc = constant 0 : tile<128x128xf32>
-  var v_acc: array<subgroup_matrix_result<f32, 16, 16>, 16>;
+  var v_acc: array<subgroup_matrix_result<f32, 16, 16>, 8>;
   // %acc_out = for %k = 0 to 80 step 32 iter(%acc_it = %acc) -> (tile<128x128xf32>)
   var v_acc_it = v_acc;
-  // %a = load @A[128*%pm, %k] : tile<128x32xf16>  (prefetch into registers)
-  var pf_a: array<f16, 32>;
-  for (var p = 0u; p < 32u; p++) {
-    let e = lid + p * WORKGROUP_SIZE;
-    if (e < 4096u) {
-      let row = 128 * v_pm + i32(e / 32u);
-      let col = 0 + i32(e % 32u);
-      var x = f16(0);
-      if (row >= 0 && row < 200 && col >= 0 && col < 80) { x = t_A[rank * 16000u + u32(row) * 80u + u32(col)]; }
-      pf_a[p] = x;
+  var pf_a_0: array<f16, 16>;
+  var pm_a_0: array<subgroup_matrix_left<f16, 16, 16>, 2>;
+  var pf_b_0: array<f16, 16>;
+  var pm_b_0: array<subgroup_matrix_right<f16, 16, 16>, 2>;
+  workgroupBarrier(); // the workgroup arrays may still be read by earlier code
+  {
+    let inside_sh_a = 128 * v_pm >= 0 && 128 * v_pm + 128 <= 200 && 0 >= 0 && 0 + 32 <= 80;
+    if (inside_sh_a) {
+      pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 16000u + u32(128 * v_pm) * 80u + (sg_id + 0u) / 2u * 16u * 80u + u32(0) + (sg_id + 0u) % 2u * 16u, 80u);
+      pm_a_0[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 16000u + u32(128 * v_pm) * 80u + (sg_id + 8u) / 2u * 16u * 80u + u32(0) + (sg_id + 8u) % 2u * 16u, 80u);
     }
-  }
-  // %b = load @B[%k, 128*%pn] : tile<32x128xf16>  (prefetch into registers)
-  var pf_b: array<f16, 32>;
-  for (var p = 0u; p < 32u; p++) {
-    let e = lid + p * WORKGROUP_SIZE;
-    if (e < 4096u) {
-      let row = 0 + i32(e / 128u);
-      let col = 128 * v_pn + i32(e % 128u);
-      var x = f16(0);
-      if (row >= 0 && row < 80 && col >= 0 && col < 136) { x = t_B[rank * 10880u + u32(row) * 136u + u32(col)]; }
-      pf_b[p] = x;
-    }
-  }
-  for (var v_k: i32 = 0; v_k < 80; v_k += 32) {
-    workgroupBarrier();
-    // %a = load @A[128*%pm, %k] : tile<128x32xf16>  (staged, fetched ahead)
-    for (var p = 0u; p < 32u; p++) {
-      let e = lid + p * WORKGROUP_SIZE;
-      if (e < 4096u) { sh_a[(e % 32u) * 128u + e / 32u] = pf_a[p]; }
-    }
-    // %b = load @B[%k, 128*%pn] : tile<32x128xf16>  (staged, fetched ahead)
-    for (var p = 0u; p < 32u; p++) {
-      let e = lid + p * WORKGROUP_SIZE;
-      if (e < 4096u) { sh_b[e] = pf_b[p]; }
-    }
-    workgroupBarrier();
-    if (v_k + 32 < 80) {
-      // %a = load @A[128*%pm, %k] : tile<128x32xf16>  (prefetch into registers)
-      for (var p = 0u; p < 32u; p++) {
+    if (!(inside_sh_a)) {
+      for (var p = 0u; p < 16u; p++) {
         let e = lid + p * WORKGROUP_SIZE;
-        if (e < 4096u) {
+        let row = 128 * v_pm + i32(e / 32u);
+        let col = 0 + i32(e % 32u);
+        var x = f16(0);
+        if (e < 4096u && row >= 0 && row < 200 && col >= 0 && col < 80) { x = t_A[rank * 16000u + u32(row) * 80u + u32(col)]; }
+        pf_a_0[p] = x;
+      }
+    }
+    if (inside_sh_a) {
+      subgroupMatrixStore<row_major>(&sh_a, 0u + (sg_id + 0u) / 2u * 16u * 40u + (sg_id + 0u) % 2u * 16u, pm_a_0[0], 40u);
+      subgroupMatrixStore<row_major>(&sh_a, 0u + (sg_id + 8u) / 2u * 16u * 40u + (sg_id + 8u) % 2u * 16u, pm_a_0[1], 40u);
+    }
+    if (!(inside_sh_a)) {
+      for (var p = 0u; p < 16u; p++) {
+        let e = lid + p * WORKGROUP_SIZE;
+        if (e < 4096u) { sh_a[0u + (e / 32u) * 40u + e % 32u] = pf_a_0[p]; }
+      }
+    }
+    let inside_sh_b = 0 >= 0 && 0 + 32 <= 80 && 128 * v_pn >= 0 && 128 * v_pn + 128 <= 136;
+    if (inside_sh_b) {
+      pm_b_0[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 10880u + u32(0) * 136u + (sg_id + 0u) / 8u * 16u * 136u + u32(128 * v_pn) + (sg_id + 0u) % 8u * 16u, 136u);
+      pm_b_0[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 10880u + u32(0) * 136u + (sg_id + 8u) / 8u * 16u * 136u + u32(128 * v_pn) + (sg_id + 8u) % 8u * 16u, 136u);
+    }
+    if (!(inside_sh_b)) {
+      for (var p = 0u; p < 16u; p++) {
+        let e = lid + p * WORKGROUP_SIZE;
+        let row = 0 + i32(e / 128u);
+        let col = 128 * v_pn + i32(e % 128u);
+        var x = f16(0);
+        if (e < 4096u && row >= 0 && row < 80 && col >= 0 && col < 136) { x = t_B[rank * 10880u + u32(row) * 136u + u32(col)]; }
+        pf_b_0[p] = x;
+      }
+    }
+    if (inside_sh_b) {
+      subgroupMatrixStore<row_major>(&sh_b, 0u + (sg_id + 0u) / 8u * 16u * 136u + (sg_id + 0u) % 8u * 16u, pm_b_0[0], 136u);
+      subgroupMatrixStore<row_major>(&sh_b, 0u + (sg_id + 8u) / 8u * 16u * 136u + (sg_id + 8u) % 8u * 16u, pm_b_0[1], 136u);
+    }
+    if (!(inside_sh_b)) {
+      for (var p = 0u; p < 16u; p++) {
+        let e = lid + p * WORKGROUP_SIZE;
+        if (e < 4096u) { sh_b[0u + (e / 128u) * 136u + e % 128u] = pf_b_0[p]; }
+      }
+    }
+  }
+  workgroupBarrier();
+  for (var v_k: i32 = 0; v_k < 80; v_k += 32) {
+    let step_0 = u32((v_k - 0) / 32);
+    let has_next_0 = v_k + 32 < 80;
+    let inside_next_sh_a_0 = has_next_0 && 128 * v_pm >= 0 && 128 * v_pm + 128 <= 200 && (v_k + 32) >= 0 && (v_k + 32) + 32 <= 80;
+    let inside_next_sh_b_0 = has_next_0 && (v_k + 32) >= 0 && (v_k + 32) + 32 <= 80 && 128 * v_pn >= 0 && 128 * v_pn + 128 <= 136;
+    if (has_next_0) {
+      if (inside_next_sh_a_0) {
+        pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 16000u + u32(128 * v_pm) * 80u + (sg_id + 0u) / 2u * 16u * 80u + u32((v_k + 32)) + (sg_id + 0u) % 2u * 16u, 80u);
+        pm_a_0[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 16000u + u32(128 * v_pm) * 80u + (sg_id + 8u) / 2u * 16u * 80u + u32((v_k + 32)) + (sg_id + 8u) % 2u * 16u, 80u);
+      }
+      if (!(inside_next_sh_a_0)) {
+        for (var p = 0u; p < 16u; p++) {
+          let e = lid + p * WORKGROUP_SIZE;
           let row = 128 * v_pm + i32(e / 32u);
           let col = (v_k + 32) + i32(e % 32u);
           var x = f16(0);
-          if (row >= 0 && row < 200 && col >= 0 && col < 80) { x = t_A[rank * 16000u + u32(row) * 80u + u32(col)]; }
-          pf_a[p] = x;
+          if (e < 4096u && row >= 0 && row < 200 && col >= 0 && col < 80) { x = t_A[rank * 16000u + u32(row) * 80u + u32(col)]; }
+          pf_a_0[p] = x;
         }
       }
-      // %b = load @B[%k, 128*%pn] : tile<32x128xf16>  (prefetch into registers)
-      for (var p = 0u; p < 32u; p++) {
-        let e = lid + p * WORKGROUP_SIZE;
-        if (e < 4096u) {
+      if (inside_next_sh_b_0) {
+        pm_b_0[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 10880u + u32((v_k + 32)) * 136u + (sg_id + 0u) / 8u * 16u * 136u + u32(128 * v_pn) + (sg_id + 0u) % 8u * 16u, 136u);
+        pm_b_0[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 10880u + u32((v_k + 32)) * 136u + (sg_id + 8u) / 8u * 16u * 136u + u32(128 * v_pn) + (sg_id + 8u) % 8u * 16u, 136u);
+      }
+      if (!(inside_next_sh_b_0)) {
+        for (var p = 0u; p < 16u; p++) {
+          let e = lid + p * WORKGROUP_SIZE;
           let row = (v_k + 32) + i32(e / 128u);
           let col = 128 * v_pn + i32(e % 128u);
           var x = f16(0);
-          if (row >= 0 && row < 80 && col >= 0 && col < 136) { x = t_B[rank * 10880u + u32(row) * 136u + u32(col)]; }
-          pf_b[p] = x;
+          if (e < 4096u && row >= 0 && row < 80 && col >= 0 && col < 136) { x = t_B[rank * 10880u + u32(row) * 136u + u32(col)]; }
+          pf_b_0[p] = x;
         }
       }
     }
     // %d = dot %a, %b, %acc_it : tile<128x128xf32>
-    for (var kk = 0u; kk < 32u; kk += 16u) {
+    {
       var ma: array<subgroup_matrix_left<f16, 16, 16>, 4>;
-      var mb: array<subgroup_matrix_right<f16, 16, 16>, 4>;
-      for (var i = 0u; i < 4u; i++) { ma[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&sh_a, kk * 128u + sg_row + i * 16u, true, 128u); }
-      for (var j = 0u; j < 4u; j++) { mb[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&sh_b, kk * 128u + sg_col + j * 16u, false, 128u); }
-      for (var i = 0u; i < 4u; i++) {
-        for (var j = 0u; j < 4u; j++) { v_acc_it[i * 4u + j] = subgroupMatrixMultiplyAccumulate(ma[i], mb[j], v_acc_it[i * 4u + j]); }
-      }
+      var mb: array<subgroup_matrix_right<f16, 16, 16>, 2>;
+      ma[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 0u) * 40u + 0u, 40u);
+      ma[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 16u) * 40u + 0u, 40u);
+      ma[2] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 32u) * 40u + 0u, 40u);
+      ma[3] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 48u) * 40u + 0u, 40u);
+      mb[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 0u + sg_col + 0u, 136u);
+      mb[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 0u + sg_col + 16u, 136u);
+      v_acc_it[0] = subgroupMatrixMultiplyAccumulate(ma[0], mb[0], v_acc_it[0]);
+      v_acc_it[1] = subgroupMatrixMultiplyAccumulate(ma[0], mb[1], v_acc_it[1]);
+      v_acc_it[2] = subgroupMatrixMultiplyAccumulate(ma[1], mb[0], v_acc_it[2]);
+      v_acc_it[3] = subgroupMatrixMultiplyAccumulate(ma[1], mb[1], v_acc_it[3]);
+      v_acc_it[4] = subgroupMatrixMultiplyAccumulate(ma[2], mb[0], v_acc_it[4]);
+      v_acc_it[5] = subgroupMatrixMultiplyAccumulate(ma[2], mb[1], v_acc_it[5]);
+      v_acc_it[6] = subgroupMatrixMultiplyAccumulate(ma[3], mb[0], v_acc_it[6]);
+      v_acc_it[7] = subgroupMatrixMultiplyAccumulate(ma[3], mb[1], v_acc_it[7]);
+      ma[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 0u) * 40u + 16u, 40u);
+      ma[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 16u) * 40u + 16u, 40u);
+      ma[2] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 32u) * 40u + 16u, 40u);
+      ma[3] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 48u) * 40u + 16u, 40u);
+      mb[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 2176u + sg_col + 0u, 136u);
+      mb[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 2176u + sg_col + 16u, 136u);
+      v_acc_it[0] = subgroupMatrixMultiplyAccumulate(ma[0], mb[0], v_acc_it[0]);
+      v_acc_it[1] = subgroupMatrixMultiplyAccumulate(ma[0], mb[1], v_acc_it[1]);
+      v_acc_it[2] = subgroupMatrixMultiplyAccumulate(ma[1], mb[0], v_acc_it[2]);
+      v_acc_it[3] = subgroupMatrixMultiplyAccumulate(ma[1], mb[1], v_acc_it[3]);
+      v_acc_it[4] = subgroupMatrixMultiplyAccumulate(ma[2], mb[0], v_acc_it[4]);
+      v_acc_it[5] = subgroupMatrixMultiplyAccumulate(ma[2], mb[1], v_acc_it[5]);
+      v_acc_it[6] = subgroupMatrixMultiplyAccumulate(ma[3], mb[0], v_acc_it[6]);
+      v_acc_it[7] = subgroupMatrixMultiplyAccumulate(ma[3], mb[1], v_acc_it[7]);
     }
     // yield %d
+    if (has_next_0) {
+      if (inside_next_sh_a_0) {
+        subgroupMatrixStore<row_major>(&sh_a, ((step_0 + 1u) % 2u) * 5120u + (sg_id + 0u) / 2u * 16u * 40u + (sg_id + 0u) % 2u * 16u, pm_a_0[0], 40u);
+        subgroupMatrixStore<row_major>(&sh_a, ((step_0 + 1u) % 2u) * 5120u + (sg_id + 8u) / 2u * 16u * 40u + (sg_id + 8u) % 2u * 16u, pm_a_0[1], 40u);
+      }
+      if (!(inside_next_sh_a_0)) {
+        for (var p = 0u; p < 16u; p++) {
+          let e = lid + p * WORKGROUP_SIZE;
+          if (e < 4096u) { sh_a[((step_0 + 1u) % 2u) * 5120u + (e / 32u) * 40u + e % 32u] = pf_a_0[p]; }
+        }
+      }
+      if (inside_next_sh_b_0) {
+        subgroupMatrixStore<row_major>(&sh_b, ((step_0 + 1u) % 2u) * 4352u + (sg_id + 0u) / 8u * 16u * 136u + (sg_id + 0u) % 8u * 16u, pm_b_0[0], 136u);
+        subgroupMatrixStore<row_major>(&sh_b, ((step_0 + 1u) % 2u) * 4352u + (sg_id + 8u) / 8u * 16u * 136u + (sg_id + 8u) % 8u * 16u, pm_b_0[1], 136u);
+      }
+      if (!(inside_next_sh_b_0)) {
+        for (var p = 0u; p < 16u; p++) {
+          let e = lid + p * WORKGROUP_SIZE;
+          if (e < 4096u) { sh_b[((step_0 + 1u) % 2u) * 4352u + (e / 128u) * 136u + e % 128u] = pf_b_0[p]; }
+        }
+      }
+    }
+    workgroupBarrier();
   }
   // store %acc_out, @C[128*%pm, 128*%pn]
   {
@@ -238,23 +316,87 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     let col0 = 128 * v_pn;
     let whole = row0 >= 0 && row0 + 128 <= 200 && col0 >= 0 && col0 + 128 <= 136;
     if (whole) {
-      for (var i = 0u; i < 4u; i++) {
-        for (var j = 0u; j < 4u; j++) { subgroupMatrixStore(&t_C, rank * 27200u + u32(row0 + i32(sg_row + i * 16u)) * 136u + u32(col0 + i32(sg_col + j * 16u)), v_acc_it[i * 4u + j], false, 136u); }
-      }
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 0u)) * 136u + u32(col0 + i32(sg_col + 0u)), v_acc_it[0], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 0u)) * 136u + u32(col0 + i32(sg_col + 16u)), v_acc_it[1], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 16u)) * 136u + u32(col0 + i32(sg_col + 0u)), v_acc_it[2], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 16u)) * 136u + u32(col0 + i32(sg_col + 16u)), v_acc_it[3], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 32u)) * 136u + u32(col0 + i32(sg_col + 0u)), v_acc_it[4], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 32u)) * 136u + u32(col0 + i32(sg_col + 16u)), v_acc_it[5], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 48u)) * 136u + u32(col0 + i32(sg_col + 0u)), v_acc_it[6], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 48u)) * 136u + u32(col0 + i32(sg_col + 16u)), v_acc_it[7], 136u);
     }
     if (!whole) {
-      for (var i = 0u; i < 4u; i++) {
-        for (var j = 0u; j < 4u; j++) {
-          workgroupBarrier();
-          subgroupMatrixStore(&sh_spill, sg_id * 256u, v_acc_it[i * 4u + j], false, 16u);
-          workgroupBarrier();
-          for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
-            let s = e / 256u;
-            let row = row0 + i32((s / SG_N) * 64u + i * 16u + (e % 256u) / 16u);
-            let col = col0 + i32((s % SG_N) * 64u + j * 16u + e % 16u);
-            if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
-          }
-        }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[0], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 64u + 0u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
+        if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
+      }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[1], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 64u + 0u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
+        if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
+      }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[2], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 64u + 16u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
+        if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
+      }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[3], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 64u + 16u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
+        if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
+      }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[4], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 64u + 32u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
+        if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
+      }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[5], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 64u + 32u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
+        if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
+      }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[6], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 64u + 48u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
+        if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
+      }
+      workgroupBarrier();
+      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[7], 16u);
+      workgroupBarrier();
+      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
+        let s = e / 256u;
+        let row = row0 + i32((s / SG_N) * 64u + 48u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
+        if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
       }
     }
   }

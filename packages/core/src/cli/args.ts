@@ -4,16 +4,19 @@
  * by `--ir` and `--plan` are only named here; `compileCommand` reads them (./source.ts).
  */
 import { parseArgs } from 'node:util';
+import { MATMUL_TARGET_NAMES, type MatmulTargetName } from '@syncopate/backends';
 import { defaultPipeline } from '../pipeline.js';
 import { benchCommand, tuneCommand, type BenchCommand, type TuneCommand } from './bench-args.js';
 import {
   getWorkload,
   RUN_BACKENDS,
   RUN_ORDERS,
+  RUN_TARGETS,
   UsageError,
   type RunBackend,
   type RunOptions,
   type RunOrder,
+  type RunTarget,
   type Workload,
   type WorkloadDType,
   type WorkloadOptions,
@@ -45,6 +48,8 @@ export interface CompileCommand {
   readonly dumpIrAfter: 'all' | readonly string[] | undefined;
   /** A directory to write each device's WGSL and plan.json into (`--dump-wgsl`). */
   readonly dumpWgsl?: string;
+  /** How dots lower in the WGSL it prints or dumps (`--target`); absent: SIMT. */
+  readonly target?: MatmulTargetName;
 }
 
 export interface RunCommand {
@@ -84,6 +89,7 @@ const OPTIONS = {
   tuned: { type: 'boolean' },
   trace: { type: 'string' },
   'dump-wgsl': { type: 'string' },
+  target: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -91,8 +97,8 @@ export type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends '
 
 const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'order'];
 const ALLOWED: Record<'compile' | 'run' | 'bench' | 'tune', readonly OptionName[]> = {
-  compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan', 'dump-wgsl'],
-  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl'],
+  compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan', 'dump-wgsl', 'target'],
+  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl', 'target'],
   bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out', 'trace', 'tuned'],
   tune: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup'],
 };
@@ -187,6 +193,10 @@ function compileCommand(name: string | undefined, v: Values): CompileCommand {
     if (v['dump-ir-after'] !== undefined) throw new UsageError('--time prints timings only; leave out --dump-ir-after');
     if (v['dump-wgsl'] !== undefined) throw new UsageError('--time prints timings only; leave out --dump-wgsl');
   }
+  const target = v.target === undefined ? undefined : oneOf<MatmulTargetName>('target', v.target, MATMUL_TARGET_NAMES, 'simt');
+  if (target !== undefined && v.emit !== 'wgsl' && v['dump-wgsl'] === undefined) {
+    throw new UsageError('--target chooses how dots lower to WGSL; it applies with --emit wgsl or --dump-wgsl');
+  }
   return {
     kind: 'compile',
     source: kernelSource(name, v),
@@ -197,6 +207,7 @@ function compileCommand(name: string | undefined, v: Values): CompileCommand {
     json: v.json ?? false,
     dumpIrAfter: dumpIrAfter(v['dump-ir-after']),
     ...optional('dumpWgsl', fileName('dump-wgsl', v['dump-wgsl'], 'a directory name')),
+    ...(target === undefined ? {} : { target }),
   };
 }
 
@@ -222,6 +233,7 @@ function runCommand(workload: Workload, v: Values): RunCommand {
       ...options,
       order: oneOf<RunOrder>('order', v.order, RUN_ORDERS, 'chunk-arrival'),
       backend: oneOf<RunBackend>('backend', v.backend, RUN_BACKENDS, 'auto'),
+      target: oneOf<RunTarget>('target', v.target, RUN_TARGETS, 'auto'),
       seed: integer('seed', v.seed, 0, 0xffffffff) ?? DEFAULT_SEED,
       ...(devices === undefined ? {} : { devices }),
       ...(ranksPerDevice === undefined ? {} : { ranksPerDevice }),

@@ -1,6 +1,6 @@
 /** `syncopate compile` and `syncopate run`, given a parsed command; each returns the exit code. */
 import * as E from 'fp-ts/lib/Either.js';
-import { emitPlacedKernels } from '@syncopate/backends';
+import { emitPlacedKernels, type CodegenOptions } from '@syncopate/backends';
 import { print, type Diagnostic } from '@syncopate/ir';
 import { planToJson } from '@syncopate/passes';
 import { compile, type CompiledKernel, type CompileOptions } from '../compile.js';
@@ -37,10 +37,15 @@ function compileOptions(cmd: CompileCommand, io: CliIO | undefined): CompileOpti
   return { ...base, printAfter: cmd.dumpIrAfter, onDump: (pass, ir) => io.out(`// ----- IR after ${pass} -----\n${ir.trimEnd()}`) };
 }
 
+/** `--target`: named without an adapter, so subgroup matrices mean the H100's f16 -> f32 16x16x16. */
+function codegenOf(cmd: CompileCommand): CodegenOptions {
+  return cmd.target === undefined ? {} : { target: cmd.target };
+}
+
 function emitted(cmd: CompileCommand, compiled: CompiledKernel): string {
   // Every chunk of the compiled module: the plan's, and for an IR file those it declared itself.
   if (cmd.emit === 'plan') return planToJson(planOfModule(compiled.module, compiled.plan.name));
-  if (cmd.emit === 'wgsl') return emitWgsl(compiled);
+  if (cmd.emit === 'wgsl') return emitWgsl(compiled, codegenOf(cmd));
   return print(compiled.module);
 }
 
@@ -51,7 +56,7 @@ export function compileCommand(cmd: CompileCommand, io: CliIO): number {
   if (E.isLeft(result)) return reportDiagnostics(io, source, result.left);
   let text: string;
   try {
-    if (cmd.dumpWgsl !== undefined) dumpWgsl(cmd.dumpWgsl, result.right, io);
+    if (cmd.dumpWgsl !== undefined) dumpWgsl(cmd, cmd.dumpWgsl, result.right, io);
     text = emitted(cmd, result.right);
   } catch (e) {
     if (e instanceof CompileError) return reportDiagnostics(io, source, e.diagnostics, 'did not lower to WGSL');
@@ -62,8 +67,8 @@ export function compileCommand(cmd: CompileCommand, io: CliIO): number {
 }
 
 /** `--dump-wgsl` of compile: the kernel on one device, as `--emit wgsl` prints it. */
-function dumpWgsl(dir: string, compiled: CompiledKernel, io: CliIO): void {
-  const placed = emitPlacedKernels(compiled.module, []);
+function dumpWgsl(cmd: CompileCommand, dir: string, compiled: CompiledKernel, io: CliIO): void {
+  const placed = emitPlacedKernels(compiled.module, [], codegenOf(cmd));
   if (E.isLeft(placed)) throw new CompileError(placed.left);
   reportDump(io, dir, writeWgslDump(dir, { module: compiled.module, placed: placed.right }));
 }

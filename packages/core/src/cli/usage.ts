@@ -1,6 +1,6 @@
 /** The text of `syncopate help`. */
 import { defaultPipeline } from '../pipeline.js';
-import { RUN_BACKENDS, RUN_ORDERS, WORKLOAD_NAMES, workloads } from '../workloads/index.js';
+import { RUN_BACKENDS, RUN_ORDERS, RUN_TARGETS, WORKLOAD_NAMES, workloads } from '../workloads/index.js';
 import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS } from '../autotune.js';
 import { DEFAULT_BENCH_RUNS, DEFAULT_BENCH_WARMUP, DEFAULT_TUNE_RUNS } from './bench-args.js';
 import { DEFAULT_SEED, DEFAULT_TIMED_RUNS, EMITS, WARMUP_RUNS } from './args.js';
@@ -50,9 +50,14 @@ compile:
   --json                    with --time: print the timings as a JSON object
   --dump-wgsl DIR           also write the WGSL (device-0.wgsl) and plan.json (phases, chunks per
                             phase, byte runs) into DIR, creating it
+  --target simt|subgroup-matrix
+                            how dots lower in that WGSL (default simt); subgroup-matrix (tensor
+                            cores, f16 -> f32 at 16x16x16) needs no adapter to compile
 
 run:
   --backend B               comm backend of every chunk: ${RUN_BACKENDS.join(', ')} (default auto)
+  --target T                how dots lower: ${RUN_TARGETS.join(', ')} (default auto: subgroup matrices
+                            where the device has them for the dtype, SIMT otherwise)
   --devices D               place the ranks on D GPU devices (default 1); chunks between devices go
                             through the host (peer-copy), chunks within one stay on the GPU
   --ranks-per-device K      ranks on each device (default: ranks / devices, rounded up)

@@ -8,6 +8,7 @@ import { ringAllGather, ringReduceScatter } from '@syncopate/passes';
 import { UsageError } from './errors.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate } from './tensor.js';
+import { gemmTolerance } from './tolerance.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
 
 export const BLOCK_MN = [16, 32, 64, 128] as const;
@@ -96,6 +97,8 @@ export const agGemm: Workload = {
   defaults: { m: 256, n: 256, k: 256 },
   defaultRanks: 4,
   outputs: ['C'],
+  // Integers in [-2, 2] (smallIntegers' default): exact (0) up to K = 2^22, then the f32 bound.
+  tolerance: (o) => gemmTolerance(o.shape.k, 2, 2, true),
   build(o): { kernel: Module; plan: ChunkPlan } {
     const kernel = kernelFor('ag-gemm', 'ag', o);
     const { m, k } = o.shape;
@@ -146,6 +149,8 @@ export const gemmRs: Workload = {
   defaults: { m: 256, n: 256, k: 256 },
   defaultRanks: 4,
   outputs: ['C'],
+  // Σ over ranks of K-term products: K·R terms of integers in [-2, 2].
+  tolerance: (o) => gemmTolerance(o.shape.k * o.ranks, 2, 2, true),
   build(o): { kernel: Module; plan: ChunkPlan } {
     const kernel = kernelFor('gemm-rs', 'rs', o);
     const { m, n } = o.shape;

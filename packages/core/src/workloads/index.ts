@@ -19,6 +19,7 @@ export { a2aGemm, a2aKernel, a2aLayout, a2aPlan, defaultSplits, type A2aLayout }
 export { defaultGemvBlock, GEMV_BLOCK_M, gemvKernel, validateGemvOptions } from './gemv.js';
 export { attentionReference, attentionWorkgroupBytes, ringAttentionBlock, ringAttentionKernel, ringAttentionShape, RING_ATTN_TOLERANCE } from './ring-attn.js';
 export { mulberry32, smallIntegers, streamSeed } from './random.js';
+export { gemmTolerance } from './tolerance.js';
 export { fillRegion, forEachRun, gemmAccumulate, maxAbsError } from './tensor.js';
 
 export const workloads: Readonly<Record<WorkloadName, Workload>> = {

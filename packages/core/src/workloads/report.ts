@@ -6,6 +6,9 @@ export type RunOrder = 'row-major' | 'column-major' | 'grouped' | 'chunk-arrival
 export const RUN_ORDERS: readonly RunOrder[] = ['row-major', 'column-major', 'grouped', 'chunk-arrival'];
 export type RunBackend = 'gpu-signal' | 'peer-copy' | 'auto';
 export const RUN_BACKENDS: readonly RunBackend[] = ['auto', 'gpu-signal', 'peer-copy'];
+/** How dots lower: SIMT, subgroup matrices (tensor cores), or the device's best (`auto`; core/matmul-target.ts). */
+export type RunTarget = 'auto' | 'simt' | 'subgroup-matrix';
+export const RUN_TARGETS: readonly RunTarget[] = ['auto', 'simt', 'subgroup-matrix'];
 
 export interface RunOptions {
   readonly workload: WorkloadName;
@@ -20,6 +23,8 @@ export interface RunOptions {
   readonly order: RunOrder;
   /** Force one comm backend for every chunk, or let placement choose (`auto`). */
   readonly backend: RunBackend;
+  /** How dots lower (default `auto`); a `codegen.target` given to runWorkload takes precedence. */
+  readonly target?: RunTarget;
   /** Seed of the inputs (`Workload.inputs`). */
   readonly seed: number;
   /** GPU devices to place the ranks on (default 1); chunks between devices travel by peer-copy. */
@@ -37,6 +42,8 @@ export interface RunReport {
   readonly backend: string;
   readonly order: string;
   readonly dtype: WorkloadDType;
+  /** How the kernel's dots were lowered. */
+  readonly target?: 'simt' | 'subgroup-matrix';
   /** Every output matched the reference on its checked region. */
   readonly verified: boolean;
   readonly maxAbsError: number;
