@@ -6,7 +6,9 @@
  * verified against the CPU reference at the workload's default (small) shape on the same devices;
  * the CPU reference at the GPU shapes would take minutes, so those runs are not checked again.
  *
- *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs]
+ *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--no-sweeps]
+ *
+ * With --dtype f16 the GEMMs take the subgroup-matrix (tensor core) path where the adapter has it.
  *
  * Writes suite.jsonl (a line per case as it ends), suite.json, suite.md, speedup.svg, trace.json and timeline.svg into DIR.
  */
@@ -34,8 +36,8 @@ import {
 } from '@syncopate/core';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
 
-/** The SIMT GEMM's fastest tile on the H100 (benchmarks/README.md). */
-const GEMM_BLOCK = { m: 128, n: 128, k: 8 };
+/** The SIMT GEMM's fastest tile on the H100 (benchmarks/README.md); f16 takes the subgroup-matrix path's 128x128 tile. */
+const GEMM_BLOCK = { f32: { m: 128, n: 128, k: 8 }, f16: { m: 128, n: 128, k: 32 } } as const;
 
 /** A shape per workload where compute and communication are both sizeable on one GPU. */
 function gpuShape(workload: WorkloadName, ranks: number, size: number): WorkloadShape {
@@ -67,10 +69,11 @@ interface Case {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, 'no-sweeps': { type: 'boolean' } } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
+  const dtype: 'f16' | 'f32' = values.dtype === 'f16' ? 'f16' : 'f32';
   const names = values.only ? (values.only.split(',') as WorkloadName[]) : WORKLOAD_NAMES;
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
   const one = devices.slice(0, 1);
@@ -79,7 +82,7 @@ async function main(): Promise<void> {
     const gemm = workload === 'ag-gemm' || workload === 'gemm-rs';
     for (const ranks of gemm ? [2, 4, 8] : [4]) cases.push({ workload, ranks, handles: one, section: 'suite' });
     cases.push({ workload, ranks: gemm ? 2 : 4, handles: devices, section: 'suite' });
-    if (!gemm) continue;
+    if (!gemm || values['no-sweeps']) continue;
     for (const order of ['row-major', 'grouped'] as const) cases.push({ workload, ranks: 4, handles: one, order, section: 'ablation' });
     for (const chunksPerRank of [2, 4]) cases.push({ workload, ranks: 4, handles: one, chunksPerRank, section: 'sweep' });
   }
@@ -95,7 +98,7 @@ async function main(): Promise<void> {
       const base = {
         workload: c.workload,
         ranks: c.ranks,
-        dtype: 'f32' as const,
+        dtype,
         order: c.order ?? ('chunk-arrival' as const),
         chunksPerRank: c.chunksPerRank ?? 1,
         seed: 1,
@@ -107,7 +110,7 @@ async function main(): Promise<void> {
         const check = await benchWorkload({ ...base, shape: getWorkload(c.workload).defaults, runs: 1, warmup: 0, computeOnly: false });
         const verified = BENCH_VARIANTS.every((v) => check.variants[v].verified);
         const shape = gpuShape(c.workload, c.ranks, size);
-        const block = c.workload === 'ag-gemm' || c.workload === 'gemm-rs' ? { block: GEMM_BLOCK } : {};
+        const block = c.workload === 'ag-gemm' || c.workload === 'gemm-rs' ? { block: GEMM_BLOCK[dtype] } : {};
         const r = await benchWorkload({ ...base, shape, ...block, verify: false, runs: quick ? 5 : 20, warmup: 10 });
         const report = { ...r, variants: Object.fromEntries(BENCH_VARIANTS.map((v) => [v, { ...r.variants[v], verified }])) as BenchReport['variants'] };
         reports.push({ section: c.section, report, run: { ...base, shape } });
@@ -123,7 +126,7 @@ async function main(): Promise<void> {
     }
     let trace;
     try {
-      trace = (await traceRun({ workload: 'ag-gemm', ranks: 4, shape: gpuShape('ag-gemm', 4, size), block: GEMM_BLOCK, dtype: 'f32', order: 'chunk-arrival', backend: 'auto', seed: 1, handles: devices, devices: 2, verify: false, timedRuns: 3, warmupRuns: 3 })).trace;
+      trace = (await traceRun({ workload: 'ag-gemm', ranks: 4, shape: gpuShape('ag-gemm', 4, size), block: GEMM_BLOCK[dtype], dtype, order: 'chunk-arrival', backend: 'auto', seed: 1, handles: devices, devices: 2, verify: false, timedRuns: 3, warmupRuns: 3 })).trace;
     } catch (e) {
       failures.push(`trace: ${e instanceof Error ? e.message : String(e)}`);
     }

@@ -43,6 +43,8 @@ export interface VariantResult {
   readonly backend: string;
   /** Dispatches per run on each device. */
   readonly phases: readonly number[];
+  /** How the dots lowered: SIMT or subgroup matrices (tensor cores). */
+  readonly target?: 'simt' | 'subgroup-matrix';
 }
 
 export interface BenchReport {
@@ -87,7 +89,7 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
       timedRuns: o.runs ?? 20,
       warmupRuns: o.warmup ?? 5,
     });
-    variants[variant] = { ms: report.timings, verified: report.verified, maxAbsError: report.maxAbsError, backend: report.backend, phases: report.phases };
+    variants[variant] = { ms: report.timings, verified: report.verified, maxAbsError: report.maxAbsError, backend: report.backend, phases: report.phases, ...(report.target ? { target: report.target } : {}) };
     o.onVariant?.(variant, report);
     last = report;
   }
