@@ -187,6 +187,7 @@ describe('parseCommandLine', () => {
         order: 'chunk-arrival',
         backend: 'peer-copy',
         seed: 9,
+        target: 'auto',
       },
       json: true,
     });
@@ -248,6 +249,7 @@ describe('syncopate run', () => {
       order: 'row-major',
       backend: 'gpu-signal',
       seed: 5,
+      target: 'auto',
     });
     const wrong = { ...report, verified: false, maxAbsError: 4 };
     vi.mocked(runWorkload).mockResolvedValueOnce(wrong);
