@@ -1,12 +1,9 @@
 /**
  * The autotuner: for one workload configuration on one adapter, time the fused variant at every
- * candidate tile order and chunk count (each run verified), keep the fastest, and remember it in a
- * JSON cache on disk keyed by adapter, workload, shape, dtype, ranks and devices, so a later run or
- * bench with `--tuned` starts from the choice without timing again.
+ * candidate tile order and chunk count (each run verified) and keep the fastest. Its key names the
+ * adapter, workload, shape, dtype, ranks and devices; the CLI keeps results in a JSON cache on disk
+ * (cli/tune-cache.ts: Node only, so this module stays usable in a browser).
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { RUN_ORDERS, type RunOrder } from './workloads/index.js';
 
@@ -32,49 +29,11 @@ export interface TuneResult {
 export const DEFAULT_TUNE_ORDERS: readonly RunOrder[] = ['row-major', 'grouped', 'chunk-arrival'];
 export const DEFAULT_TUNE_CHUNKS: readonly number[] = [1, 2, 4];
 
-/** The cache file: `$SYNCOPATE_CACHE_DIR`, else `$XDG_CACHE_HOME/syncopate`, else `~/.cache/syncopate`; `tune.json` in it. */
-export function defaultTuneCacheFile(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  const dir = env.SYNCOPATE_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'syncopate');
-  return join(dir, 'tune.json');
-}
-
 type Configuration = Pick<RunWorkloadOptions, 'workload' | 'shape' | 'dtype' | 'ranks' | 'devices' | 'ranksPerDevice'>;
 
 export function tuneKey(adapter: string, o: Configuration): string {
   const { m, n, k } = o.shape;
   return `${adapter} | ${o.workload} ${m}x${n}x${k} ${o.dtype} ranks=${o.ranks} devices=${o.devices ?? 1} per-device=${o.ranksPerDevice ?? 'auto'}`;
-}
-
-/** Entries by key; a missing or unreadable file is an empty cache (it is only a cache). */
-export class TuneCache {
-  private constructor(
-    readonly file: string,
-    private readonly entries: Record<string, TuneResult>,
-  ) {}
-
-  static open(file = defaultTuneCacheFile()): TuneCache {
-    let entries: Record<string, TuneResult> = {};
-    try {
-      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) entries = parsed as Record<string, TuneResult>;
-    } catch {
-      // absent or corrupt: start empty, the next store rewrites it
-    }
-    return new TuneCache(file, entries);
-  }
-
-  get(key: string): TuneResult | undefined {
-    return Object.hasOwn(this.entries, key) ? this.entries[key] : undefined;
-  }
-
-  /** Stores and writes the file (through a temporary file, so a crash never leaves half of it). */
-  put(result: TuneResult): void {
-    this.entries[result.key] = result;
-    mkdirSync(dirname(this.file), { recursive: true });
-    const temporary = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(temporary, `${JSON.stringify(this.entries, null, 2)}\n`);
-    renameSync(temporary, this.file);
-  }
 }
 
 export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksPerRank' | 'backend'> {

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { defaultTuneCacheFile, TuneCache, tuneKey, type TuneResult } from '../src/autotune.js';
+import { tuneKey, type TuneResult } from '../src/autotune.js';
+import { defaultTuneCacheFile, TuneCache } from '../src/cli/tune-cache.js';
 import { cli } from './cli-harness.js';
 
 const shape = { m: 64, n: 32, k: 32 };

@@ -4,7 +4,8 @@
  * cache through `tunedRun` (tuning first when it has no entry).
  */
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS, tune, TuneCache, tuneKey, type TuneResult } from '../autotune.js';
+import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS, tune, tuneKey, type TuneResult } from '../autotune.js';
+import { TuneCache } from './tune-cache.js';
 import { adapterLabel } from '../run.js';
 import type { RunOptions } from '../workloads/index.js';
 import type { SweepOptions, TuneCommand } from './bench-args.js';
