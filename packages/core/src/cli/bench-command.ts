@@ -1,7 +1,8 @@
 /**
  * `syncopate bench`: each workload three ways (sequential, decomposed, fused) plus its compute alone,
- * for every order and chunk count asked for, on devices opened once. Prints a Markdown table (or
- * JSON) and, with `--out DIR`, writes bench.json, bench.md and speedup.svg there.
+ * for every order and chunk count asked for (or the tuned ones), on devices opened once. Prints a
+ * Markdown table with the summary and the cost model (or JSON); `--out DIR` writes bench.json,
+ * bench.md, speedup.svg, and the trace and timeline of one more fused run.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,14 +10,13 @@ import { openDevices, type DeviceHandle } from '@syncopate/runtime';
 import { benchTable, benchWorkload, geometricMean, type BenchReport } from '../bench.js';
 import { costModelTable, modelBench } from '../cost-report.js';
 import { speedupSvg, timelineSvg, traceTimeline } from '../plots.js';
-import { traceRun } from '../trace.js';
-import { checkTraceFile, writeTrace } from './outputs.js';
-import type { ChromeTrace } from '../trace.js';
+import { traceRun, type ChromeTrace } from '../trace.js';
 import type { RunOptions } from '../workloads/index.js';
 import type { BenchCommand, SweepOptions } from './bench-args.js';
-import { tunedRun } from './tune-command.js';
 import type { CliIO } from './commands.js';
 import { adapterBufferLimits, checkRunFits } from './limits.js';
+import { checkTraceFile, writeTrace } from './outputs.js';
+import { tunedRun } from './tune-command.js';
 
 /** Steps per benchmark row: the three variants and the compute-only run. */
 const STEPS_PER_ROW = 4;
