@@ -5,7 +5,7 @@
  * apply to every workload; each keeps its own defaults otherwise.
  */
 import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS } from '../autotune.js';
-import { getWorkload, RUN_ORDERS, UsageError, WORKLOAD_NAMES, type RunOrder, type Workload, type WorkloadDType, type WorkloadShape } from '../workloads/index.js';
+import { getWorkload, RUN_ORDERS, UsageError, WORKLOAD_NAMES, type RunOptions, type RunOrder, type Workload, type WorkloadDType, type WorkloadShape } from '../workloads/index.js';
 import { DEFAULT_SEED, DTYPES, fileName, integer, oneOf, type Values } from './args.js';
 
 export const DEFAULT_BENCH_RUNS = 20;
@@ -100,4 +100,25 @@ export function benchCommand(name: string | undefined, v: Values): BenchCommand 
 
 export function tuneCommand(name: string | undefined, v: Values): TuneCommand {
   return { kind: 'tune', ...sweepOptions('tune', name, v, { orders: DEFAULT_TUNE_ORDERS, chunks: DEFAULT_TUNE_CHUNKS, runs: DEFAULT_TUNE_RUNS }) };
+}
+
+/** One run per workload of the command, at the first order and chunk count given. */
+export function configurations(cmd: SweepOptions): RunOptions[] {
+  return cmd.workloads.map((w) => ({
+    workload: w.name,
+    ranks: cmd.ranks ?? w.defaultRanks,
+    shape: { ...w.defaults, ...cmd.shape },
+    dtype: cmd.dtype,
+    chunksPerRank: cmd.chunksPerRank[0] ?? 1,
+    order: cmd.orders[0] ?? 'chunk-arrival',
+    backend: 'auto' as const,
+    seed: cmd.seed,
+    ...(cmd.devices === undefined ? {} : { devices: cmd.devices }),
+    ...(cmd.ranksPerDevice === undefined ? {} : { ranksPerDevice: cmd.ranksPerDevice }),
+  }));
+}
+
+/** The runs a bench command makes, one per workload, order and chunk count. */
+export function benchRuns(cmd: SweepOptions): RunOptions[] {
+  return configurations(cmd).flatMap((run) => cmd.orders.flatMap((order) => cmd.chunksPerRank.map((chunksPerRank) => ({ ...run, order, chunksPerRank }))));
 }

@@ -12,7 +12,7 @@ import { costModelTable, modelBench } from '../cost-report.js';
 import { speedupSvg, timelineSvg, traceTimeline } from '../plots.js';
 import { traceRun, type ChromeTrace } from '../trace.js';
 import type { RunOptions } from '../workloads/index.js';
-import type { BenchCommand, SweepOptions } from './bench-args.js';
+import { benchRuns, configurations, type BenchCommand } from './bench-args.js';
 import type { CliIO } from './commands.js';
 import { adapterBufferLimits, checkRunFits } from './limits.js';
 import { checkTraceFile, writeTrace } from './outputs.js';
@@ -20,27 +20,6 @@ import { tunedRun } from './tune-command.js';
 
 /** Steps per benchmark row: the three variants and the compute-only run. */
 const STEPS_PER_ROW = 4;
-
-/** One run per workload of the command, at the first order and chunk count given. */
-export function configurations(cmd: SweepOptions): RunOptions[] {
-  return cmd.workloads.map((w) => ({
-    workload: w.name,
-    ranks: cmd.ranks ?? w.defaultRanks,
-    shape: { ...w.defaults, ...cmd.shape },
-    dtype: cmd.dtype,
-    chunksPerRank: cmd.chunksPerRank[0] ?? 1,
-    order: cmd.orders[0] ?? 'chunk-arrival',
-    backend: 'auto' as const,
-    seed: cmd.seed,
-    ...(cmd.devices === undefined ? {} : { devices: cmd.devices }),
-    ...(cmd.ranksPerDevice === undefined ? {} : { ranksPerDevice: cmd.ranksPerDevice }),
-  }));
-}
-
-/** The runs a bench command makes, one per workload, order and chunk count. */
-export function benchRuns(cmd: SweepOptions): RunOptions[] {
-  return configurations(cmd).flatMap((run) => cmd.orders.flatMap((order) => cmd.chunksPerRank.map((chunksPerRank) => ({ ...run, order, chunksPerRank }))));
-}
 
 export interface BenchSummary {
   /** Geometric mean over the rows of fused's speedup over sequential, and the best. */

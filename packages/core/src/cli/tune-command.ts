@@ -8,8 +8,7 @@ import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS, tune, tuneKey, type TuneResul
 import { TuneCache } from './tune-cache.js';
 import { adapterLabel } from '../run.js';
 import type { RunOptions } from '../workloads/index.js';
-import type { SweepOptions, TuneCommand } from './bench-args.js';
-import { configurations } from './bench-command.js';
+import { configurations, type SweepOptions, type TuneCommand } from './bench-args.js';
 import type { CliIO } from './commands.js';
 import { formatMs } from './report.js';
 
