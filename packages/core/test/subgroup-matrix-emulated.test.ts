@@ -40,7 +40,7 @@ async function run(c: Case): Promise<{ got: Float32Array; want: Float32Array; wg
   const fused = lowerToWgsl(compileOrThrow(kernel, { ranks: 1, chunks: [] }), { target: c.target });
   const A = integers(c.m * c.k, 1);
   const B = integers(c.k * c.n, 2);
-  const session = await FusedSession.open(device, fused, { A: [A], B: [B], C: [new Float32Array(c.m * c.n).fill(Number.NaN)] }, { read: ['C'], timeoutMs: 120_000 });
+  const session = await FusedSession.open(device, fused, { A: [A], B: [B], C: [new Float32Array(c.m * c.n).fill(Number.NaN)] }, { read: ['C'], timeoutMs: 230_000 });
   try {
     await session.run();
     const [got] = await session.read('C');
@@ -61,15 +61,17 @@ const emulated = (config: { M: number; N: number; K: number }, more: Partial<Sub
 });
 
 describe('the subgroup-matrix GEMM, emulated on the software adapter', () => {
-  // Matrices of 8x8x8 and 8x4x8 rather than the H100's 16x16x16: the kernel's indexing is the same
-  // function of M, N and K, and lavapipe compiles the emulation's loops in seconds instead of minutes.
+  // Matrices of 4x4x4 and 4x2x4 rather than the H100's 16x16x16: the kernel's indexing is the same
+  // function of M, N and K, and lavapipe compiles the emulation's loops in seconds instead of minutes
+  // (with 8x8x8 matrices a cold shader cache took over two minutes a case on a 2-core machine).
   const cases: [string, Case][] = [
-    // Edges in all three dimensions; A's and B's rows 16-byte aligned, so inside tiles take the matrix copy.
-    ['32x32x16 tiles, 2x2 subgroups, an edge in M, N and K', { m: 100, n: 72, k: 40, block: [32, 32, 16], target: emulated({ M: 8, N: 8, K: 8 }) }],
+    // Edges in M and N; A's and B's rows 16-byte aligned, so inside tiles take the matrix copy (the
+    // next case has the edge in K).
+    ['16x16x8 tiles, 2x2 subgroups, an edge in M and N', { m: 50, n: 40, k: 24, block: [16, 16, 8], target: emulated({ M: 4, N: 4, K: 4 }) }],
     // Odd K and N: rows not 16-byte aligned, so every tile is copied element by element and C goes through the scratch.
-    ['odd K and N: element copies, every store masked', { m: 37, n: 23, k: 19, block: [16, 16, 16], target: emulated({ M: 8, N: 8, K: 8 }) }],
-    // Matrices narrower than tall (as the H100's 16x8x16): B's matrices are 8x4, the subgroup grid differs.
-    ['an 8x4x8 configuration', { m: 40, n: 44, k: 24, block: [16, 32, 8], target: emulated({ M: 8, N: 4, K: 8 }) }],
+    ['odd K and N: element copies, every store masked', { m: 37, n: 23, k: 19, block: [16, 16, 8], target: emulated({ M: 4, N: 4, K: 4 }) }],
+    // Matrices narrower than tall (as the H100's 16x8x16): B's matrices are 4x2, the subgroup grid differs.
+    ['a 4x2x4 configuration', { m: 20, n: 22, k: 12, block: [16, 16, 8], target: emulated({ M: 4, N: 2, K: 4 }) }],
   ];
 
   it.each(cases)('%s', async (_, c) => {
@@ -79,7 +81,7 @@ describe('the subgroup-matrix GEMM, emulated on the software adapter', () => {
     let worst = 0;
     for (let i = 0; i < want.length; i++) worst = Math.max(worst, Number.isNaN(got[i]!) ? Infinity : Math.abs(got[i]! - want[i]!));
     expect(worst).toBe(0);
-  }, 120_000);
+  }, 240_000);
 
   it('takes one staging copy when two do not fit the workgroup memory it is given', () => {
     const kernel = gemmKernel({ m: 64, n: 64, k: 64, blockM: 32, blockN: 32, blockK: 32, dtype: 'f16' }, { name: 'gemm' });
