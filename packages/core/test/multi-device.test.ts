@@ -35,7 +35,7 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     expect(report.verified).toBe(true);
     expect(report.devices).toBe(Math.ceil(o.ranks / (o.ranksPerDevice ?? Math.ceil(o.ranks / o.devices))));
     expect(report.backend).toBe(o.ranks === o.devices ? 'peer-copy' : 'gpu-signal+peer-copy');
-  }, 120_000);
+  }, 240_000);
 
   it('runs every chunk as a phase boundary when the plan forces peer-copy on one device', async () => {
     for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
