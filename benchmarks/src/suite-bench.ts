@@ -20,10 +20,11 @@ import {
   benchTable,
   benchWorkload,
   costModelTable,
-  geometricMean,
+  formatBenchSummary,
   getWorkload,
   modelBench,
   speedupSvg,
+  summarizeBench,
   timelineSvg,
   traceRun,
   traceTimeline,
@@ -131,15 +132,13 @@ async function main(): Promise<void> {
       failures.push(`trace: ${e instanceof Error ? e.message : String(e)}`);
     }
     const suite = reports.filter((r) => r.section === 'suite');
-    const speedups = suite.map((r) => r.report.speedup.overSequential);
     const md = [
       `# Workload suite on ${reports[0]?.report.adapter ?? 'unknown adapter'}`,
       '',
       '## Suite (ranks sharing one device; D2 = ranks on two devices, peer-copy)',
       benchTable(suite.map((r) => r.report)),
       '',
-      `fused vs sequential: geometric mean ${geometricMean(speedups).toFixed(2)}x, best ${Math.max(...speedups).toFixed(2)}x; ` +
-        `fused faster than decomposed in ${suite.filter((r) => r.report.speedup.overDecomposed > 1).length} of ${suite.length}`,
+      formatBenchSummary(summarizeBench(suite.map((r) => r.report))),
       '',
       '## Tile-order ablation (4 ranks, one device)',
       benchTable(reports.filter((r) => r.section !== 'sweep' && r.report.ranks === 4 && r.report.devices === 1 && ['ag-gemm', 'gemm-rs'].includes(r.report.workload)).map((r) => r.report)),

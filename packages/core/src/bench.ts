@@ -142,3 +142,35 @@ export function benchTable(reports: readonly BenchReport[]): string {
 export function geometricMean(xs: readonly number[]): number {
   return xs.length === 0 ? NaN : Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 }
+
+export interface BenchSummary {
+  /** Geometric mean over the rows of fused's speedup over sequential, and the best. */
+  readonly geomeanOverSequential: number;
+  readonly bestOverSequential: number;
+  readonly geomeanOverDecomposed: number;
+  readonly fusedFasterThanDecomposed: number;
+  readonly rows: number;
+  readonly allVerified: boolean;
+}
+
+export function summarizeBench(reports: readonly BenchReport[]): BenchSummary {
+  const seq = reports.map((r) => r.speedup.overSequential);
+  const dec = reports.map((r) => r.speedup.overDecomposed);
+  return {
+    geomeanOverSequential: geometricMean(seq),
+    bestOverSequential: Math.max(...seq),
+    geomeanOverDecomposed: geometricMean(dec),
+    fusedFasterThanDecomposed: dec.filter((s) => s > 1).length,
+    rows: reports.length,
+    allVerified: reports.every((r) => Object.values(r.variants).every((v) => v.verified)),
+  };
+}
+
+/** The summary as one line, as `bench` prints it under the table. */
+export function formatBenchSummary(s: BenchSummary): string {
+  return (
+    `fused vs sequential: geometric mean ${s.geomeanOverSequential.toFixed(2)}x, best ${s.bestOverSequential.toFixed(2)}x; ` +
+    `vs decomposed: geometric mean ${s.geomeanOverDecomposed.toFixed(2)}x, faster in ${s.fusedFasterThanDecomposed} of ${s.rows}` +
+    (s.allVerified ? '; every variant verified' : '; SOME VARIANTS DID NOT MATCH THE REFERENCE')
+  );
+}

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/cli/args.js';
 import { benchRuns } from '../src/cli/bench-args.js';
-import { summarizeBench } from '../src/cli/bench-command.js';
-import { overlapEfficiency, type BenchReport } from '../src/bench.js';
+import { overlapEfficiency, summarizeBench, type BenchReport } from '../src/bench.js';
 import { WORKLOAD_NAMES } from '../src/workloads/index.js';
 import { cli } from './cli-harness.js';
 

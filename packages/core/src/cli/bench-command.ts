@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { benchTable, benchWorkload, geometricMean, type BenchReport } from '../bench.js';
+import { benchTable, benchWorkload, formatBenchSummary, summarizeBench, type BenchReport } from '../bench.js';
 import { costModelTable, modelBench } from '../cost-report.js';
 import { speedupSvg, timelineSvg, traceTimeline } from '../plots.js';
 import { traceRun, type ChromeTrace } from '../trace.js';
@@ -20,37 +20,6 @@ import { tunedRun } from './tune-command.js';
 
 /** Steps per benchmark row: the three variants and the compute-only run. */
 const STEPS_PER_ROW = 4;
-
-export interface BenchSummary {
-  /** Geometric mean over the rows of fused's speedup over sequential, and the best. */
-  readonly geomeanOverSequential: number;
-  readonly bestOverSequential: number;
-  readonly geomeanOverDecomposed: number;
-  readonly fusedFasterThanDecomposed: number;
-  readonly rows: number;
-  readonly allVerified: boolean;
-}
-
-export function summarizeBench(reports: readonly BenchReport[]): BenchSummary {
-  const seq = reports.map((r) => r.speedup.overSequential);
-  const dec = reports.map((r) => r.speedup.overDecomposed);
-  return {
-    geomeanOverSequential: geometricMean(seq),
-    bestOverSequential: Math.max(...seq),
-    geomeanOverDecomposed: geometricMean(dec),
-    fusedFasterThanDecomposed: dec.filter((s) => s > 1).length,
-    rows: reports.length,
-    allVerified: reports.every((r) => Object.values(r.variants).every((v) => v.verified)),
-  };
-}
-
-function summaryLine(s: BenchSummary): string {
-  return (
-    `fused vs sequential: geometric mean ${s.geomeanOverSequential.toFixed(2)}x, best ${s.bestOverSequential.toFixed(2)}x; ` +
-    `vs decomposed: geometric mean ${s.geomeanOverDecomposed.toFixed(2)}x, faster in ${s.fusedFasterThanDecomposed} of ${s.rows}` +
-    (s.allVerified ? '; every variant verified' : '; SOME VARIANTS DID NOT MATCH THE REFERENCE')
-  );
-}
 
 function benchRowLabelOf(r: RunOptions): string {
   return `${r.workload} ${r.shape.m}x${r.shape.n}x${r.shape.k}, ${r.ranks} ranks`;
@@ -100,7 +69,7 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
   const summary = summarizeBench(reports);
   const costModel = modelBench(reports, runs);
   const json = { command: 'bench', adapter: reports[0]?.adapter ?? 'unknown', date: new Date().toISOString(), runs: cmd.runs, warmup: cmd.warmup, summary, reports, costModel };
-  const markdown = `${benchTable(reports)}\n\n${summaryLine(summary)}\n\nCost model (measured, then predicted and its error):\n\n${costModelTable(costModel)}`;
+  const markdown = `${benchTable(reports)}\n\n${formatBenchSummary(summary)}\n\nCost model (measured, then predicted and its error):\n\n${costModelTable(costModel)}`;
   if (cmd.out !== undefined) {
     mkdirSync(cmd.out, { recursive: true });
     writeFileSync(join(cmd.out, 'bench.json'), `${JSON.stringify(json, null, 2)}\n`);

@@ -17,7 +17,6 @@ import { usage } from './usage.js';
 export type { CliIO } from './commands.js';
 export { formatRunReport, quantile, timingStats, type TimingStats } from './report.js';
 export { benchRuns, type BenchCommand } from './bench-args.js';
-export { summarizeBench, type BenchSummary } from './bench-command.js';
 export { parseCommandLine, type Command, type CompileCommand, type KernelSource, type RunCommand } from './args.js';
 export { SourceError } from './source.js';
 export { usage } from './usage.js';

@@ -14,10 +14,10 @@
  */
 import { add, buildModule, mul, replicated, shardRange, type Box, type ChunkPlan, type ChunkSpec, type Module } from '@syncopate/ir';
 import { allToAll, allToAllLayout } from '@syncopate/passes';
-import { UsageError } from './errors.js';
+import { checkRank, UsageError } from './errors.js';
 import { BLOCK_K, BLOCK_MN, defaultBlock } from './gemm.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
-import { fillRegion, gemmAccumulate } from './tensor.js';
+import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions } from './types.js';
 
 /** Everything the kernel, plan, inputs and reference share, worked out from the options. */
@@ -138,13 +138,6 @@ export function a2aPlan(o: WorkloadOptions, layout: A2aLayout): ChunkPlan {
   return { name: `moe(dispatch @T, expert gemm, combine @Y; ${R} experts)`, ranks: R, chunks };
 }
 
-function tensorOf(inputs: TensorData, name: string, ranks: number, size: number): Float32Array[] {
-  const data = inputs[name];
-  if (!data || data.length !== ranks || data.some((d) => d.length !== size)) {
-    throw new UsageError(`inputs: tensor ${name} needs ${ranks} arrays of ${size} elements`);
-  }
-  return data;
-}
 
 /** The (source, expert) pairs whose rows rank `rank` holds defined after the kernel: it sent them, or computed them. */
 function pairsOf(layout: A2aLayout, rank: number): [number, number][] {
@@ -195,7 +188,7 @@ export const a2aGemm: Workload = {
   },
   checkedRegion(o, tensor, rank) {
     if (tensor !== 'Y') throw new UsageError(`a2a-gemm: ${tensor} is not an output; the output is Y`);
-    if (!Number.isInteger(rank) || rank < 0 || rank >= o.ranks) throw new UsageError(`rank ${rank} is out of range for ${o.ranks} ranks`);
+    checkRank(rank, o.ranks);
     const layout = a2aLayout(o);
     return pairsOf(layout, rank).map(([s, d]) => rowBox(layout.offsets[s]![d]!, layout.offsets[s]![d]! + layout.splits[s]![d]!, o.shape.n));
   },

@@ -17,7 +17,8 @@
  */
 import { add, buildModule, mul, type Box, type ChunkPlan, type ChunkSpec, type Module } from '@syncopate/ir';
 import { allToAll } from '@syncopate/passes';
-import { UsageError } from './errors.js';
+import { checkRank, UsageError } from './errors.js';
+import { tensorOf } from './tensor.js';
 import { BLOCK_MN } from './gemm.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions } from './types.js';
@@ -131,13 +132,6 @@ export function embedPlan(c: EmbedConfig, chunksPerRank: number): ChunkPlan {
 
 const zeros = (ranks: number, size: number): Float32Array[] => Array.from({ length: ranks }, () => new Float32Array(size));
 
-function tensorOf(inputs: TensorData, name: string, ranks: number, size: number): Float32Array[] {
-  const data = inputs[name];
-  if (!data || data.length !== ranks || data.some((d) => d.length !== size)) {
-    throw new UsageError(`inputs: tensor ${name} needs ${ranks} arrays of ${size} elements`);
-  }
-  return data;
-}
 
 export const embedA2a: Workload = {
   name: 'embed-a2a',
@@ -186,7 +180,7 @@ export const embedA2a: Workload = {
   checkedRegion(o, tensor, rank): Box {
     const c = embedConfig(o);
     if (tensor !== 'P') throw new UsageError(`embed-a2a: ${tensor} is not an output; the output is P`);
-    if (!Number.isInteger(rank) || rank < 0 || rank >= c.ranks) throw new UsageError(`rank ${rank} is out of range for ${c.ranks} ranks`);
+    checkRank(rank, c.ranks);
     return { lo: [rank * c.batch, 0], hi: [(rank + 1) * c.batch, c.width] };
   },
 };

@@ -6,3 +6,8 @@ import { SyncopateError } from '@syncopate/ir';
  * that does not compile. The CLI prints its message on one line and exits with code 2.
  */
 export class UsageError extends SyncopateError {}
+
+/** Throws `UsageError` unless `rank` is one of `ranks` ranks (for `Workload.checkedRegion`). */
+export function checkRank(rank: number, ranks: number): void {
+  if (!Number.isInteger(rank) || rank < 0 || rank >= ranks) throw new UsageError(`rank ${rank} is out of range for ${ranks} ranks`);
+}

@@ -5,9 +5,9 @@
  */
 import { gemmKernel, ownedBox, sharded, shardRange, type Box, type ChunkPlan, type Module } from '@syncopate/ir';
 import { ringAllGather, ringReduceScatter } from '@syncopate/passes';
-import { UsageError } from './errors.js';
+import { checkRank, UsageError } from './errors.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
-import { fillRegion, gemmAccumulate } from './tensor.js';
+import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
 import { gemmTolerance } from './tolerance.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
 
@@ -76,13 +76,6 @@ function randomTensor(o: WorkloadOptions, seed: number, name: string, rows: numb
   });
 }
 
-function tensorOf(inputs: TensorData, name: string, ranks: number, size: number): Float32Array[] {
-  const data = inputs[name];
-  if (!data || data.length !== ranks || data.some((d) => d.length !== size)) {
-    throw new UsageError(`inputs: tensor ${name} needs ${ranks} arrays of ${size} elements`);
-  }
-  return data;
-}
 
 function checkOutput(workload: string, tensor: string): void {
   if (tensor !== 'C') throw new UsageError(`${workload}: ${tensor} is not an output; the output is C`);
@@ -134,7 +127,7 @@ export const agGemm: Workload = {
   },
   checkedRegion(o, tensor, rank) {
     checkOutput('ag-gemm', tensor);
-    if (!Number.isInteger(rank) || rank < 0 || rank >= o.ranks) throw new UsageError(`rank ${rank} is out of range for ${o.ranks} ranks`);
+    checkRank(rank, o.ranks);
     return whole(o.shape.m, o.shape.n);
   },
 };
@@ -180,7 +173,7 @@ export const gemmRs: Workload = {
   },
   checkedRegion(o, tensor, rank) {
     checkOutput('gemm-rs', tensor);
-    if (!Number.isInteger(rank) || rank < 0 || rank >= o.ranks) throw new UsageError(`rank ${rank} is out of range for ${o.ranks} ranks`);
+    checkRank(rank, o.ranks);
     return ownedBox([o.shape.m, o.shape.n], sharded(0), o.ranks, rank);
   },
 };

@@ -9,10 +9,10 @@
  */
 import { buildModule, mul, partialSum, replicated, shardRange, type ChunkPlan, type Module } from '@syncopate/ir';
 import { allReduce } from '@syncopate/passes';
-import { UsageError } from './errors.js';
+import { checkRank, UsageError } from './errors.js';
 import { BLOCK_K, BLOCK_MN } from './gemm.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
-import { fillRegion, gemmAccumulate } from './tensor.js';
+import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
 
 /** Tile heights for the batch: a power of two up to 128 (a GEMV's batch is usually 1-16). */
@@ -81,13 +81,6 @@ export function gemvKernel(o: WorkloadOptions, block: BlockShape): Module {
   });
 }
 
-function tensorOf(inputs: TensorData, name: string, ranks: number, size: number): Float32Array[] {
-  const data = inputs[name];
-  if (!data || data.length !== ranks || data.some((d) => d.length !== size)) {
-    throw new UsageError(`inputs: tensor ${name} needs ${ranks} arrays of ${size} elements`);
-  }
-  return data;
-}
 
 /**
  * Each rank's own small integers over a [rows, cols] tensor, in the part its share of K covers:
@@ -138,7 +131,7 @@ export const gemvAr: Workload = {
   },
   checkedRegion(o, tensor, rank) {
     if (tensor !== 'Y') throw new UsageError(`gemv-ar: ${tensor} is not an output; the output is Y`);
-    if (!Number.isInteger(rank) || rank < 0 || rank >= o.ranks) throw new UsageError(`rank ${rank} is out of range for ${o.ranks} ranks`);
+    checkRank(rank, o.ranks);
     return { lo: [0, 0], hi: [o.shape.m, o.shape.n] };
   },
 };

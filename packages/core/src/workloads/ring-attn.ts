@@ -19,7 +19,8 @@
  */
 import { add, buildModule, mul, ownedBox, replicated, sharded, type AffineExpr, type Box, type ChunkPlan, type Module, type TileValue } from '@syncopate/ir';
 import { ringAllGather } from '@syncopate/passes';
-import { UsageError } from './errors.js';
+import { checkRank, UsageError } from './errors.js';
+import { fillRegion, tensorOf } from './tensor.js';
 import { mulberry32, streamSeed } from './random.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions } from './types.js';
 
@@ -163,19 +164,11 @@ function uniformTensor(o: WorkloadOptions, seed: number, name: string, rows: num
   return Array.from({ length: o.ranks }, (_, rank) => {
     const data = new Float32Array(rows * cols);
     const next = mulberry32(streamSeed(seed, name, rank));
-    const { lo, hi } = region(rank);
-    for (let i = lo[0]!; i < hi[0]!; i++) for (let j = lo[1]!; j < hi[1]!; j++) data[i * cols + j] = 2 * next() - 1;
+    fillRegion(data, [rows, cols], region(rank), () => 2 * next() - 1);
     return data;
   });
 }
 
-function tensorOf(inputs: TensorData, name: string, ranks: number, size: number): Float32Array[] {
-  const data = inputs[name];
-  if (!data || data.length !== ranks || data.some((d) => d.length !== size)) {
-    throw new UsageError(`inputs: tensor ${name} needs ${ranks} arrays of ${size} elements`);
-  }
-  return data;
-}
 
 /**
  * softmax(q·Kᵀ·scale)·V for every row of `q` [rows, D], in float64 with the max subtracted first:
@@ -256,7 +249,7 @@ export const ringAttn: Workload = {
   },
   checkedRegion(o, tensor, rank) {
     if (tensor !== 'O') throw new UsageError(`ring-attn: ${tensor} is not an output; the output is O`);
-    if (!Number.isInteger(rank) || rank < 0 || rank >= o.ranks) throw new UsageError(`rank ${rank} is out of range for ${o.ranks} ranks`);
+    checkRank(rank, o.ranks);
     const { seq, headDim, ranks } = ringAttentionShape(o);
     return { lo: [0, 0], hi: [seq / ranks, headDim] };
   },

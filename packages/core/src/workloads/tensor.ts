@@ -1,5 +1,7 @@
 /** Row-major dense tensors on the host: filling boxes, comparing on a region, and the reference GEMM. */
 import { formatBox, type Box, type Shape } from '@syncopate/ir';
+import { UsageError } from './errors.js';
+import type { TensorData } from './types.js';
 
 /** Row-major strides of `shape`. */
 function strides(shape: Shape): number[] {
@@ -78,4 +80,13 @@ export function gemmAccumulate(
       for (let j = 0; j < n; j++) c[cRow + j]! += aip * b[bRow + j]!;
     }
   }
+}
+
+/** `inputs[name]`, checked to hold `ranks` arrays of `size` elements; throws `UsageError` otherwise. */
+export function tensorOf(inputs: TensorData, name: string, ranks: number, size: number): Float32Array[] {
+  const data = inputs[name];
+  if (!data || data.length !== ranks || data.some((d) => d.length !== size)) {
+    throw new UsageError(`inputs: tensor ${name} needs ${ranks} arrays of ${size} elements`);
+  }
+  return data;
 }
