@@ -116,7 +116,9 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
   };
 }
 
-const fmt = (ms: number) => (ms < 10 ? ms.toFixed(3) : ms.toFixed(2));
+/** Milliseconds in bench tables: three decimals below 10 ms, two above. */
+export const formatBenchMs = (ms: number): string => (ms < 10 ? ms.toFixed(3) : ms.toFixed(2));
+const fmt = formatBenchMs;
 
 /**
  * A Markdown table: one row per report, each variant's median (min–max), the speedups, the overlap

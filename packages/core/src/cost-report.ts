@@ -5,7 +5,7 @@
  * workload to more ranks (the same global shape: strong scaling).
  */
 import { placeRanks } from '@syncopate/runtime';
-import type { BenchReport } from './bench.js';
+import { formatBenchMs, type BenchReport } from './bench.js';
 import { fitParams, predict, workloadGeometry, type CostModelParams, type Prediction, type WorkloadGeometry } from './cost-model.js';
 import { getWorkload, type RunOptions } from './workloads/index.js';
 
@@ -82,7 +82,7 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
   });
 }
 
-const ms = (x: number) => (x < 10 ? x.toFixed(3) : x.toFixed(2));
+const ms = formatBenchMs;
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(0)}%`;
 
 /** Markdown: the fitted parameters, predicted vs measured per row, and the projections. */
