@@ -118,7 +118,6 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
 
 /** Milliseconds in bench tables: three decimals below 10 ms, two above. */
 export const formatBenchMs = (ms: number): string => (ms < 10 ? ms.toFixed(3) : ms.toFixed(2));
-const fmt = formatBenchMs;
 
 /**
  * A Markdown table: one row per report, each variant's median (min–max), the speedups, the overlap
@@ -126,11 +125,11 @@ const fmt = formatBenchMs;
  */
 export function benchTable(reports: readonly BenchReport[]): string {
   const rows = reports.map((r) => {
-    const cell = (v: BenchVariant) => `${fmt(r.variants[v].ms.median)} (${fmt(r.variants[v].ms.min)}–${fmt(r.variants[v].ms.max)})`;
+    const cell = (v: BenchVariant) => `${formatBenchMs(r.variants[v].ms.median)} (${formatBenchMs(r.variants[v].ms.min)}–${formatBenchMs(r.variants[v].ms.max)})`;
     const verified = BENCH_VARIANTS.every((v) => r.variants[v].verified) ? 'yes' : 'NO';
     const { m, n, k } = r.shape;
     const o = r.overlap;
-    const overlap = o ? [fmt(o.computeOnlyMs.median), fmt(o.commOnlyMs), Number.isNaN(o.efficiency) ? '–' : o.efficiency.toFixed(2)] : ['–', '–', '–'];
+    const overlap = o ? [formatBenchMs(o.computeOnlyMs.median), formatBenchMs(o.commOnlyMs), Number.isNaN(o.efficiency) ? '–' : o.efficiency.toFixed(2)] : ['–', '–', '–'];
     return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')} | ${r.speedup.overSequential.toFixed(2)}x | ${r.speedup.overDecomposed.toFixed(2)}x | ${overlap.join(' | ')} | ${verified} |`;
   });
   return [
