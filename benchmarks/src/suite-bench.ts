@@ -6,9 +6,9 @@
  * verified against the CPU reference at the workload's default (small) shape on the same devices;
  * the CPU reference at the GPU shapes would take minutes, so those runs are not checked again.
  *
- *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--no-sweeps]
+ *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--target simt|subgroup-matrix|auto] [--no-sweeps] [--one-device]
  *
- * With --dtype f16 the GEMMs take the subgroup-matrix (tensor core) path where the adapter has it.
+ * With --dtype f16 and --target auto (the default) the GEMMs take the subgroup-matrix (tensor core) path where the adapter has it.
  *
  * Writes suite.jsonl (a line per case as it ends), suite.json, suite.md, speedup.svg, trace.json and timeline.svg into DIR.
  */
@@ -32,6 +32,7 @@ import {
   type BenchReport,
   type RunOptions,
   type RunOrder,
+  type RunTarget,
   type WorkloadName,
   type WorkloadShape,
 } from '@syncopate/core';
@@ -70,11 +71,12 @@ interface Case {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, 'no-sweeps': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' } } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
   const dtype: 'f16' | 'f32' = values.dtype === 'f16' ? 'f16' : 'f32';
+  const target = (values.target ?? 'auto') as RunTarget;
   const names = values.only ? (values.only.split(',') as WorkloadName[]) : WORKLOAD_NAMES;
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
   const one = devices.slice(0, 1);
@@ -82,7 +84,7 @@ async function main(): Promise<void> {
   for (const workload of names) {
     const gemm = workload === 'ag-gemm' || workload === 'gemm-rs';
     for (const ranks of gemm ? [2, 4, 8] : [4]) cases.push({ workload, ranks, handles: one, section: 'suite' });
-    cases.push({ workload, ranks: gemm ? 2 : 4, handles: devices, section: 'suite' });
+    if (!values['one-device']) cases.push({ workload, ranks: gemm ? 2 : 4, handles: devices, section: 'suite' });
     if (!gemm || values['no-sweeps']) continue;
     for (const order of ['row-major', 'grouped'] as const) cases.push({ workload, ranks: 4, handles: one, order, section: 'ablation' });
     for (const chunksPerRank of [2, 4]) cases.push({ workload, ranks: 4, handles: one, chunksPerRank, section: 'sweep' });
@@ -106,6 +108,7 @@ async function main(): Promise<void> {
         handles: c.handles,
         devices: c.handles.length,
         backend: 'auto' as const,
+        target,
       };
       try {
         const check = await benchWorkload({ ...base, shape: getWorkload(c.workload).defaults, runs: 1, warmup: 0, computeOnly: false });

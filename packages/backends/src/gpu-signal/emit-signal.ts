@@ -16,7 +16,7 @@ import { affineToWgsl } from '../wgsl/affine.js';
 import { CONTROL, controlLayout } from '../control.js';
 import type { TensorBinding } from '../fused-kernel.js';
 import { guardToWgsl } from '../wgsl/affine.js';
-import { identifier, type WgslWriter } from '../wgsl/writer.js';
+import { identifier, wholeWords, type WgslWriter } from '../wgsl/writer.js';
 import type { ChunkTable, StoreRows } from './chunk-table.js';
 import { DESCRIPTOR_WORDS, FIELD, MAX_DIMS, NO_LOCK, type ChunkDescriptors } from './descriptors.js';
 
@@ -54,8 +54,7 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   w.line('const NONE: u32 = 0xffffffffu;');
   w.line();
   w.line('// Parts this workgroup completed and has yet to publish.');
-  w.line(`var<workgroup> wg_pending: array<u32, ${ctx.table.maxPending}>;`);
-  w.line('var<workgroup> wg_pending_count: u32;');
+  w.line(`var<workgroup> wg_pending: array<u32, ${wholeWords(ctx.table.maxPending, 4)}>; // the count is wg.pending_count`);
   w.line();
   w.line('// Keeps the first error: its code, chunk and rank.');
   w.block('fn record_error(code: u32, chunk: u32, rank: u32)', () => {
@@ -95,8 +94,8 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   w.block('fn count_requirement(part: u32)', () => {
     w.line('let d = PARTS_AT + part * DESCRIPTOR_WORDS;');
     w.block(`if (atomicAdd(&ctl[COUNTERS + part], 1u) + 1u == ${field('need')})`, () => {
-      w.line('wg_pending[wg_pending_count] = part;');
-      w.line('wg_pending_count += 1u;');
+      w.line('wg_pending[wg.pending_count] = part;');
+      w.line('wg.pending_count += 1u;');
     });
   });
   w.line();
@@ -142,8 +141,8 @@ function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
   w.block('fn publish_pending(lid: u32)', () => {
     w.block('for (var n = 0u; n < PARTS; n++)', () => {
       w.line('workgroupBarrier();');
-      w.line('if (lid == 0u) { if (wg_pending_count == 0u) { wg_u = NONE; } else { wg_pending_count -= 1u; wg_u = wg_pending[wg_pending_count]; } }');
-      w.line('let part = workgroupUniformLoad(&wg_u);');
+      w.line('if (lid == 0u) { if (wg.pending_count == 0u) { wg.u = NONE; } else { wg.pending_count -= 1u; wg.u = wg_pending[wg.pending_count]; } }');
+      w.line('let part = workgroupUniformLoad(&wg.u);');
       w.line('if (part == NONE) { return; }');
       w.line('let d = PARTS_AT + part * DESCRIPTOR_WORDS;');
       w.line(`let chunk = ${field('chunk')};`);
@@ -154,8 +153,8 @@ function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
       w.line(`let lock = ${field('lock')};`);
       w.block('if (lock != NO_LOCK)', () => {
         w.line('workgroupBarrier();');
-        w.line(`if (lid == 0u) { wg_u = acquire_lock(lock, chunk, ${field('src')}); }`);
-        w.line('if (workgroupUniformLoad(&wg_u) == 0u) { return; }');
+        w.line(`if (lid == 0u) { wg.u = acquire_lock(lock, chunk, ${field('src')}); }`);
+        w.line('if (workgroupUniformLoad(&wg.u) == 0u) { return; }');
       });
       w.line('move_part(part, lid);');
       w.line('storageBarrier();');
@@ -175,7 +174,7 @@ function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
  */
 export function emitTokenWorkgroups(w: WgslWriter): void {
   w.block('if (local_ticket < tokens)', () => {
-    w.line('if (lid == 0u) { wg_pending_count = 0u; count_requirement(tables[tables[row + 2u] + local_ticket]); }');
+    w.line('if (lid == 0u) { wg.pending_count = 0u; count_requirement(tables[tables[row + 2u] + local_ticket]); }');
     w.line('publish_pending(lid);');
     w.line('return;');
   });
@@ -212,9 +211,9 @@ export function emitWait(
       w.line(`for (var p = (r0 - ${lo}) / ${e.partRows}; r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++) {`);
       w.line(`  if (spin_flag(${e.firstPart}u + u32(p), ${c}u, rank) == 0u) { ok = 0u; break; }`);
       w.line('}');
-      w.line('wg_u = ok;');
+      w.line('wg.u = ok;');
     });
-    w.line('if (workgroupUniformLoad(&wg_u) == 0u) { return; }');
+    w.line('if (workgroupUniformLoad(&wg.u) == 0u) { return; }');
     w.line('storageBarrier();');
   });
 }

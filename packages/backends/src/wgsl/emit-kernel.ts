@@ -33,7 +33,7 @@ import { chunkRoutes, PhaseError, planPhases, type PhasePlan } from '../placemen
 import { kernelTables, type KernelTables } from './tables.js';
 import { affineToWgsl } from './affine.js';
 import { kernelLayout, type KernelLayout, type ThreadLayout } from './layout.js';
-import { identifier, WgslWriter } from './writer.js';
+import { identifier, wholeWords, WgslWriter } from './writer.js';
 import { resolveTarget, type MatmulTarget } from './matmul-strategy.js';
 import { stagedTile, SubgroupMatrixEmitter, subgroupMatrixLayout } from './subgroup-matrix.js';
 
@@ -234,8 +234,8 @@ class KernelEmitter {
       w.line('let tx = local.x;');
       w.line('let ty = local.y;');
       this.sgm?.prologue();
-      w.line('if (lid == 0u) { wg_u = atomicAdd(&ctl[0], 1u); }');
-      w.line('let ticket = workgroupUniformLoad(&wg_u);');
+      w.line('if (lid == 0u) { wg.u = atomicAdd(&ctl[0], 1u); }');
+      w.line('let ticket = workgroupUniformLoad(&wg.u);');
       w.line('// Tickets run on across phases; find the last phase that starts at or before this one.');
       w.line('var phase = 0u;');
       w.line('loop { if (phase + 1u >= PHASES || ticket < tables[PHASES_AT + (phase + 1u) * PHASE_WORDS]) { break; } phase += 1u; }');
@@ -283,7 +283,10 @@ class KernelEmitter {
     w.line(`// Each rank's tile order, this device's ranks and phases, then the chunk descriptors (wgsl/tables.ts).`);
     w.line(`@group(0) @binding(${n + 1}) var<storage, read> tables: array<u32>;`);
     w.line();
-    w.line('var<workgroup> wg_u: u32;');
+    // A struct of 16 bytes, not lone u32s: see wholeWords.
+    w.line('// The workgroup\'s shared words: a ticket, part or flag handed from invocation 0 (u), the count of wg_pending.');
+    w.line('struct WorkgroupWords { u: u32, pending_count: u32, unused: vec2<u32> }');
+    w.line('var<workgroup> wg: WorkgroupWords;');
     this.sharedArrays();
     this.sgm?.declarations();
     w.line();
@@ -302,8 +305,8 @@ class KernelEmitter {
       const layout = `${r}x${c}${from}${this.layout.transposed.has(v.id) ? ', stored K-major' : ''}`;
       this.w.line(
         this.vectorised(v)
-          ? `var<workgroup> ${name}: array<vec4<${ty}>, ${(r * c) / 4}>; // ${layout}`
-          : `var<workgroup> ${name}: array<${ty}, ${r * c}>; // ${layout}`,
+          ? `var<workgroup> ${name}: array<vec4<${ty}>, ${wholeWords((r * c) / 4, ty === 'f16' ? 2 : 1)}>; // ${layout}`
+          : `var<workgroup> ${name}: array<${ty}, ${wholeWords(r * c, ty === 'f16' ? 8 : 4)}>; // ${layout}`,
       );
     };
     const visit = (ops: readonly Op[]) => {
@@ -316,7 +319,7 @@ class KernelEmitter {
     };
     visit(this.module.kernel.body);
     if (this.layout.reduceScratch > 0) {
-      this.w.line(`var<workgroup> wg_reduce: array<f32, ${this.layout.reduceScratch}>; // partial results of reductions, one per (line, thread)`);
+      this.w.line(`var<workgroup> wg_reduce: array<f32, ${wholeWords(this.layout.reduceScratch, 4)}>; // partial results of reductions, one per (line, thread)`);
     }
   }
 

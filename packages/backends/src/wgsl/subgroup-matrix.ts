@@ -38,7 +38,7 @@ import type { TensorBinding } from '../fused-kernel.js';
 import type { KernelLayout } from './layout.js';
 import type { SubgroupMatrixTarget } from './matmul-strategy.js';
 import { emulatedMatrixOps, matrixShape, nativeMatrixOps, type MatrixOps, type MatrixRole } from './subgroup-matrix-ops.js';
-import { identifier, type WgslWriter } from './writer.js';
+import { identifier, wholeWords, type WgslWriter } from './writer.js';
 
 /** Elements each staged row is padded by: 16 bytes of f16, which skews rows across banks. */
 export const STAGING_PAD = 8;
@@ -289,7 +289,8 @@ export class SubgroupMatrixEmitter {
 
   /** A staged tile's workgroup array: rows padded by STAGING_PAD, `stages` copies. */
   sharedArray(name: string, rows: number, cols: number, dtype: string): void {
-    const stride = cols + STAGING_PAD;
+    // Rows start on 16-byte boundaries (matrix loads and stores need it), then skew by the pad.
+    const stride = wholeWords(cols, dtype === 'f16' ? 8 : 4) + STAGING_PAD;
     const size = rows * stride;
     this.arrays.set(name, { stride, size, current: '0u' });
     this.w.line(`var<workgroup> ${name}: array<${dtype}, ${this.p.stages * size}>; // ${this.p.stages} x ${rows}x${cols}, rows padded to ${stride}`);

@@ -26,3 +26,13 @@ export class WgslWriter {
 export function identifier(prefix: string, name: string): string {
   return `${prefix}${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
 }
+
+/**
+ * Elements of a workgroup array rounded up to whole 16-byte words (`perWord` elements each): every
+ * workgroup variable is a multiple of 16 bytes, because on NVIDIA's Vulkan driver a smaller one (a
+ * lone u32) beside staged arrays left subgroup-matrix loads from them reading zeros (probe
+ * `staged-loop+workgroup-u32` in benchmarks/src/subgroup-matrix-probe.ts).
+ */
+export function wholeWords(elements: number, perWord: number): number {
+  return Math.ceil(elements / perWord) * perWord;
+}

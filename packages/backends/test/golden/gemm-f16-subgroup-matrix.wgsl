@@ -24,7 +24,9 @@ const WORKGROUP_SIZE: u32 = 256u;
 // Each rank's tile order, this device's ranks and phases, then the chunk descriptors (wgsl/tables.ts).
 @group(0) @binding(4) var<storage, read> tables: array<u32>;
 
-var<workgroup> wg_u: u32;
+// The workgroup's shared words: a ticket, part or flag handed from invocation 0 (u), the count of wg_pending.
+struct WorkgroupWords { u: u32, pending_count: u32, unused: vec2<u32> }
+var<workgroup> wg: WorkgroupWords;
 var<workgroup> sh_a: array<f16, 10240>; // 2 x 128x32, rows padded to 40
 var<workgroup> sh_b: array<f16, 8704>; // 2 x 32x128, rows padded to 136
 // Subgroup matrices 16x16x16 (f16 -> f32): 2x4 subgroups of 32, each 4x2 matrices; 2 staging copies.
@@ -43,8 +45,7 @@ const NO_LOCK: u32 = 4294967295u;
 const NONE: u32 = 0xffffffffu;
 
 // Parts this workgroup completed and has yet to publish.
-var<workgroup> wg_pending: array<u32, 2>;
-var<workgroup> wg_pending_count: u32;
+var<workgroup> wg_pending: array<u32, 4>; // the count is wg.pending_count
 
 // Keeps the first error: its code, chunk and rank.
 fn record_error(code: u32, chunk: u32, rank: u32) {
@@ -84,8 +85,8 @@ fn acquire_lock(lock: u32, chunk: u32, rank: u32) -> u32 {
 fn count_requirement(part: u32) {
   let d = PARTS_AT + part * DESCRIPTOR_WORDS;
   if (atomicAdd(&ctl[COUNTERS + part], 1u) + 1u == tables[d + 6u]) {
-    wg_pending[wg_pending_count] = part;
-    wg_pending_count += 1u;
+    wg_pending[wg.pending_count] = part;
+    wg.pending_count += 1u;
   }
 }
 
@@ -105,16 +106,16 @@ fn move_part(part: u32, lid: u32) {
 fn publish_pending(lid: u32) {
   for (var n = 0u; n < PARTS; n++) {
     workgroupBarrier();
-    if (lid == 0u) { if (wg_pending_count == 0u) { wg_u = NONE; } else { wg_pending_count -= 1u; wg_u = wg_pending[wg_pending_count]; } }
-    let part = workgroupUniformLoad(&wg_u);
+    if (lid == 0u) { if (wg.pending_count == 0u) { wg.u = NONE; } else { wg.pending_count -= 1u; wg.u = wg_pending[wg.pending_count]; } }
+    let part = workgroupUniformLoad(&wg.u);
     if (part == NONE) { return; }
     let d = PARTS_AT + part * DESCRIPTOR_WORDS;
     let chunk = tables[d + 0u];
     let lock = tables[d + 3u];
     if (lock != NO_LOCK) {
       workgroupBarrier();
-      if (lid == 0u) { wg_u = acquire_lock(lock, chunk, tables[d + 4u]); }
-      if (workgroupUniformLoad(&wg_u) == 0u) { return; }
+      if (lid == 0u) { wg.u = acquire_lock(lock, chunk, tables[d + 4u]); }
+      if (workgroupUniformLoad(&wg.u) == 0u) { return; }
     }
     move_part(part, lid);
     storageBarrier();
@@ -132,8 +133,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   let ty = local.y;
   let sg_row = (sg_id / SG_N) * 64u;
   let sg_col = (sg_id % SG_N) * 32u;
-  if (lid == 0u) { wg_u = atomicAdd(&ctl[0], 1u); }
-  let ticket = workgroupUniformLoad(&wg_u);
+  if (lid == 0u) { wg.u = atomicAdd(&ctl[0], 1u); }
+  let ticket = workgroupUniformLoad(&wg.u);
   // Tickets run on across phases; find the last phase that starts at or before this one.
   var phase = 0u;
   loop { if (phase + 1u >= PHASES || ticket < tables[PHASES_AT + (phase + 1u) * PHASE_WORDS]) { break; } phase += 1u; }
@@ -141,7 +142,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   let local_ticket = ticket - tables[row];
   let tokens = tables[row + 1u];
   if (local_ticket < tokens) {
-    if (lid == 0u) { wg_pending_count = 0u; count_requirement(tables[tables[row + 2u] + local_ticket]); }
+    if (lid == 0u) { wg.pending_count = 0u; count_requirement(tables[tables[row + 2u] + local_ticket]); }
     publish_pending(lid);
     return;
   }
