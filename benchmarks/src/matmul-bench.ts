@@ -104,7 +104,7 @@ export async function matmulBench(args: { quick?: boolean; checksOnly?: boolean;
     console.log(JSON.stringify({ adapter, strategy }, null, 1));
     const options: CodegenOptions =
       args.target === 'simt' || strategy.kind !== 'subgroup-matrix' ? { target: 'simt' } : { target: { ...strategy.target, ...(args.subgroups && { subgroups: args.subgroups }) } };
-    const block = args.block ?? (options.target === 'simt' ? { m: 64, n: 64, k: 32 } : { m: 128, n: 128, k: 32 });
+    const block = args.block ?? (options.target === 'simt' ? { m: 64, n: 64, k: 32 } : { m: 128, n: 256, k: 32 });
     const checks = [];
     for (const [size, integers] of [
       [{ m: 256, n: 256, k: 256 }, true],

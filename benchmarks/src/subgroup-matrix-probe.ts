@@ -4,14 +4,20 @@
  * from workgroup memory, padded strides, `@builtin(subgroup_id)`, workgroup barriers in a module
  * that uses matrices) give right results on the adapter. Written to find where the staged
  * subgroup-matrix GEMM went wrong on the H100; kept to check a new driver or Dawn the same way.
+ * Then the emitted GEMM kernel itself at 256³ (64x64 and 128x128 tiles), with a map of where it is
+ * wrong. The rewrites of the kernel's text that bisected the fault are in the commit that fixed it
+ * (2e40469); results in benchmarks/results/h100-2026-11-23/subgroup-matrix-v3/.
  *
- *   node dist/probe.mjs [--out DIR]     writes probe.json; exit code 1 if any probe is wrong
+ * Probes marked `known` are wrong on NVIDIA's driver 580 (a lone u32 workgroup variable beside the
+ * staged arrays makes matrix loads from them read zeros): the emitters avoid that pattern
+ * (wgsl/writer.ts, wholeWords). They are reported as KNOWN while still wrong and as FIXED once right.
+ *
+ *   node dist/probe.mjs [--out DIR]     writes probe.json; exit code 1 if a probe not marked known is wrong
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compileOrThrow, FusedSession, gemmKernel, lowerToWgsl, openDevice } from '@syncopate/core';
-import type { FusedKernel } from '@syncopate/backends';
 import type { DeviceHandle } from '@syncopate/runtime';
 
 /** The probes' matrices: 64x64 row-major, small integers (exact in f16 and in every f32 sum). */
@@ -77,11 +83,14 @@ interface Probe {
   readonly body: string;
   readonly decls?: string;
   readonly want: Float32Array;
+  /** Where this probe is known to be wrong, and why it does not matter to the kernels. */
+  readonly known?: string;
 }
 
 /** The staged K loop (8 subgroups, A and B staged 16 deep with barriers around), with `prefix` first and `decls` beside it. */
-function stagedLoop(name: string, what: string, decls: string, prefix: string, rowOffset = ''): Probe {
+function stagedLoop(name: string, what: string, decls: string, prefix: string, rowOffset = '', known?: string): Probe {
   return {
+    ...(known && { known }),
     name,
     what,
     workgroupSize: 256,
@@ -107,6 +116,8 @@ function stagedLoop(name: string, what: string, decls: string, prefix: string, r
   };
 }
 
+const LONE_U32 = 'NVIDIA 580: a workgroup variable that is not a whole number of 16-byte words puts matrix loads from the arrays beside it off';
+
 function stagedLoopVariants(): Probe[] {
   return [
     stagedLoop(
@@ -115,6 +126,15 @@ function stagedLoopVariants(): Probe[] {
       'var<workgroup> wg_u: u32;',
       `if (lid == 0u) { wg_u = u32(x[0] * 0.0); }
   let t = workgroupUniformLoad(&wg_u);`,
+      ' + t',
+      LONE_U32,
+    ),
+    stagedLoop(
+      'staged-loop+workgroup-words',
+      'as staged-loop+workgroup-u32 with the u32 in a 16-byte struct, as the emitters declare it',
+      'struct Words { u: u32, pending_count: u32, unused: vec2<u32> }\nvar<workgroup> wg: Words;',
+      `if (lid == 0u) { wg.u = u32(x[0] * 0.0); }
+  let t = workgroupUniformLoad(&wg.u);`,
       ' + t',
     ),
     stagedLoop('staged-loop+early-return', 'the staged K loop after a uniform early return (never taken)', '', 'if (x[1] > 1e30) { return; }'),
@@ -132,6 +152,7 @@ function stagedLoopVariants(): Probe[] {
   workgroupBarrier();
   let pc = workgroupUniformLoad(&pending_count);`,
       ' + (pc - 1u)',
+      LONE_U32,
     ),
   ];
 }
@@ -353,6 +374,7 @@ interface ProbeResult {
   readonly name: string;
   readonly what: string;
   readonly ok: boolean;
+  readonly known?: string;
   readonly maxAbsError?: number;
   readonly wrong?: number;
   readonly firstWrong?: { index: number; got: number; want: number };
@@ -408,7 +430,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sg_id: 
         maxAbsError = Math.max(maxAbsError, Number.isNaN(e) ? Infinity : e);
       }
     }
-    return { name: probe.name, what: probe.what, ok: wrong === 0, maxAbsError, wrong, ...(firstWrong && { firstWrong }) };
+    return { name: probe.name, what: probe.what, ok: wrong === 0, ...(probe.known && { known: probe.known }), maxAbsError, wrong, ...(firstWrong && { firstWrong }) };
   } finally {
     out.destroy();
     readback.destroy();
@@ -420,89 +442,6 @@ function upload(device: GPUDevice, data: ArrayBufferView): GPUBuffer {
   device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
   return buffer;
 }
-
-/**
- * Rewrites of the emitted GEMM kernel's text, each removing one construct the passing probes do not
- * use: whichever makes the kernel right names the construct the driver gets wrong.
- */
-export const kernelPatches: Record<string, (wgsl: string) => string> = {
-  'as-emitted': (w) => w,
-  // Every `var x: array<subgroup_matrix_…, n>` as n variables x_0 … x_{n-1} (indices are constants).
-  'matrix-arrays-scalarized': (w) => {
-    const arrays = new Map<string, { type: string; count: number }>();
-    let out = w.replace(/var (\w+): array<(subgroup_matrix_\w+<[^>]+>), (\d+)>;/g, (_m, name: string, type: string, count: string) => {
-      arrays.set(name, { type, count: Number(count) });
-      return Array.from({ length: Number(count) }, (_, i) => `var ${name}_${i}: ${type};`).join(' ');
-    });
-    out = out.replace(/var (\w+) = (\w+);/g, (m, name: string, from: string) => {
-      const a = arrays.get(from);
-      if (!a) return m;
-      arrays.set(name, a);
-      return Array.from({ length: a.count }, (_, i) => `var ${name}_${i} = ${from}_${i};`).join(' ');
-    });
-    for (const name of arrays.keys()) out = out.replace(new RegExp(`\\b${name}\\[(\\d+)\\]`, 'g'), `${name}_$1`);
-    return out;
-  },
-  // The loop's accumulator declared afresh (zero) instead of copied from the zero array.
-  'accumulator-not-copied': (w) => w.replace(/var (\w+) = (\w+);/g, (m, name: string, from: string) => {
-    const decl = new RegExp(`var ${from}: (array<subgroup_matrix_\\w+<[^>]+>, \\d+>);`).exec(w);
-    return decl ? `var ${name}: ${decl[1]};` : m;
-  }),
-  // The dot's operands loaded from the storage buffers instead of the staged copies (64x64 tiles).
-  'dot-operands-from-storage': (w) =>
-    w
-      .replace(/subgroupMatrixLoad<([^>]+>), row_major>\(&sh_a, \(step_0 % 2u\) \* \d+u \+ \(sg_row \+ (\d+)u\) \* 40u \+ (\d+)u, 40u\)/g, 'subgroupMatrixLoad<$1, row_major>(&t_A, u32(64 * v_pm + i32(sg_row + $2u)) * 256u + u32(v_k) + $3u, 256u)')
-      .replace(/subgroupMatrixLoad<([^>]+>), row_major>\(&sh_b, \(step_0 % 2u\) \* \d+u \+ (\d+)u \+ sg_col \+ (\d+)u, 72u\)/g, (_m, type: string, off: string, col: string) => `subgroupMatrixLoad<${type}, row_major>(&t_B, (u32(v_k) + ${Number(off) / 72}u) * 256u + u32(64 * v_pn) + sg_col + ${col}u, 256u)`),
-  // The accumulators start at 1: 1 everywhere means the products never reach them.
-  'accumulator-starts-at-one': (w) =>
-    w.replace(/var (v_acc_it) = v_acc;/, (m) => `${m}\n${[0, 1, 2, 3].map((i) => `  v_acc_it[${i}] = subgroup_matrix_result<f32, 16, 16>(1.0);`).join('\n')}`),
-  // The emitted scaffolding (ticket, tables, tile coordinates) around the body of the passing probe.
-  'probe-body-in-scaffolding': (w) => {
-    const head = w.slice(0, w.indexOf('\n', w.indexOf('let v_pn = ')) + 1);
-    const L = 'subgroup_matrix_left<f16, 16, 16>';
-    const R = 'subgroup_matrix_right<f16, 16, 16>';
-    const dots = [0, 16]
-      .map(
-        (kk) => `    {
-      let a0 = subgroupMatrixLoad<${L}, row_major>(&sh_a, sg_row * 40u + ${kk}u, 40u);
-      let a1 = subgroupMatrixLoad<${L}, row_major>(&sh_a, (sg_row + 16u) * 40u + ${kk}u, 40u);
-      let b0 = subgroupMatrixLoad<${R}, row_major>(&sh_b, ${kk * 72}u + sg_col, 72u);
-      let b1 = subgroupMatrixLoad<${R}, row_major>(&sh_b, ${kk * 72}u + sg_col + 16u, 72u);
-      acc[0] = subgroupMatrixMultiplyAccumulate(a0, b0, acc[0]);
-      acc[1] = subgroupMatrixMultiplyAccumulate(a0, b1, acc[1]);
-      acc[2] = subgroupMatrixMultiplyAccumulate(a1, b0, acc[2]);
-      acc[3] = subgroupMatrixMultiplyAccumulate(a1, b1, acc[3]);
-    }`,
-      )
-      .join('\n');
-    return `${head}  var acc: array<subgroup_matrix_result<f32, 16, 16>, 4>;
-  for (var k = 0u; k < 256u; k += 32u) {
-    workgroupBarrier();
-    for (var e = lid; e < 2048u; e += 128u) {
-      sh_a[(e / 32u) * 40u + e % 32u] = t_A[u32(64 * v_pm + i32(e / 32u)) * 256u + k + e % 32u];
-      sh_b[(e / 64u) * 72u + e % 64u] = t_B[(k + e / 64u) * 256u + u32(64 * v_pn) + e % 64u];
-    }
-    workgroupBarrier();
-${dots}
-  }
-  let c0 = u32(64 * v_pm) * 256u + u32(64 * v_pn);
-  subgroupMatrixStore<row_major>(&t_C, c0 + sg_row * 256u + sg_col, acc[0], 256u);
-  subgroupMatrixStore<row_major>(&t_C, c0 + sg_row * 256u + sg_col + 16u, acc[1], 256u);
-  subgroupMatrixStore<row_major>(&t_C, c0 + (sg_row + 16u) * 256u + sg_col, acc[2], 256u);
-  subgroupMatrixStore<row_major>(&t_C, c0 + (sg_row + 16u) * 256u + sg_col + 16u, acc[3], 256u);
-}
-`;
-  },
-  // The probe body in the scaffolding without the call that publishes parts (no wg_pending use).
-  'probe-body-without-publish': (w) => kernelPatches['probe-body-in-scaffolding']!(w).replace(/\n\s*publish_pending\(lid\);/, ''),
-  // ... and without the ticket: the workgroup id picks the tile.
-  'probe-body-without-ticket': (w) =>
-    kernelPatches['probe-body-without-publish']!(w)
-      .replace(/if \(lid == 0u\) \{ wg_u = atomicAdd\(&ctl\[0\], 1u\); \}\n\s*let ticket = workgroupUniformLoad\(&wg_u\);/, 'let ticket = wid.x;')
-      .replace('@builtin(local_invocation_index) lid: u32,', '@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,'),
-  // A barrier before each dot: if this fixes it, staging races the compute.
-  'barrier-before-dot': (w) => w.replace(/(\n(\s*)\/\/ %\w+ = dot )/g, '\n$2workgroupBarrier();$1'),
-};
 
 function kernelData(n: number, seed: number): Float32Array {
   const out = new Float32Array(n);
@@ -517,7 +456,6 @@ function kernelData(n: number, seed: number): Float32Array {
 interface KernelResult {
   readonly shape: string;
   readonly block: string;
-  readonly patch: string;
   readonly ok: boolean;
   readonly wrong?: number;
   readonly maxAbsError?: number;
@@ -527,13 +465,12 @@ interface KernelResult {
   readonly error?: string;
 }
 
-async function runKernelVariant(device: DeviceHandle, size: number, block: number, patch: string): Promise<KernelResult> {
+async function runKernel(device: DeviceHandle, size: number, block: number): Promise<KernelResult> {
   const kernel = gemmKernel({ m: size, n: size, k: size, blockM: block, blockN: block, blockK: 32, dtype: 'f16' }, { name: 'gemm' });
-  const emitted = lowerToWgsl(compileOrThrow(kernel, { ranks: 1, chunks: [] }), { target: 'subgroup-matrix' });
-  const fused: FusedKernel = { ...emitted, wgsl: kernelPatches[patch]!(emitted.wgsl) };
+  const fused = lowerToWgsl(compileOrThrow(kernel, { ranks: 1, chunks: [] }), { target: 'subgroup-matrix' });
   const a = kernelData(size * size, 1);
   const b = kernelData(size * size, 2);
-  const base = { shape: `${size}^3`, block: `${block}x${block}x32`, patch };
+  const base = { shape: `${size}^3`, block: `${block}x${block}x32` };
   let session: FusedSession | undefined;
   try {
     session = await FusedSession.open(device, fused, { A: [a], B: [b], C: [new Float32Array(size * size).fill(Number.NaN)] }, { read: ['C'] });
@@ -565,12 +502,11 @@ async function runKernelVariant(device: DeviceHandle, size: number, block: numbe
 
 export async function probeKernel(handle: DeviceHandle): Promise<KernelResult[]> {
   const results: KernelResult[] = [];
-  for (const block of [64])
-    for (const patch of Object.keys(kernelPatches)) {
-      const r = await runKernelVariant(handle, 256, block, patch);
-      console.log(`${r.ok ? 'ok  ' : 'FAIL'} gemm ${r.shape} block ${r.block} ${r.patch}: ${r.error ?? `${r.wrong} wrong, max error ${r.maxAbsError}, by block ${JSON.stringify(r.wrongByBlock)}, samples ${JSON.stringify(r.samples)}`}`);
-      results.push(r);
-    }
+  for (const block of [64, 128]) {
+    const r = await runKernel(handle, 256, block);
+    console.log(`${r.ok ? 'ok  ' : 'FAIL'} gemm ${r.shape} block ${r.block}: ${r.error ?? `${r.wrong} wrong, max error ${r.maxAbsError}, by block ${JSON.stringify(r.wrongByBlock)}, samples ${JSON.stringify(r.samples)}`}`);
+    results.push(r);
+  }
   return results;
 }
 
@@ -584,7 +520,7 @@ export async function probeSubgroupMatrices(): Promise<{ adapter: unknown; resul
     const results: ProbeResult[] = [];
     for (const probe of probes) {
       const r = await runProbe(device, probe, inputs);
-      console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name}: ${r.error ?? `${r.wrong} wrong of ${SIZE * SIZE}, max error ${r.maxAbsError}${r.firstWrong ? `, first at ${r.firstWrong.index}: ${r.firstWrong.got} (want ${r.firstWrong.want})` : ''}`}`);
+      console.log(`${r.known ? (r.ok ? 'FIXED' : 'KNOWN') : r.ok ? 'ok  ' : 'FAIL'} ${r.name}: ${r.error ?? `${r.wrong} wrong of ${SIZE * SIZE}, max error ${r.maxAbsError}${r.firstWrong ? `, first at ${r.firstWrong.index}: ${r.firstWrong.got} (want ${r.firstWrong.want})` : ''}`}`);
       results.push(r);
     }
     return { adapter, results, kernel: await probeKernel(handle) };
@@ -603,5 +539,5 @@ if (isMain) {
     mkdirSync(out, { recursive: true });
     writeFileSync(join(out, 'probe.json'), JSON.stringify(result, null, 1));
   }
-  if (result.results.some((r) => !r.ok) || result.kernel?.some((r) => !r.ok)) process.exitCode = 1;
+  if (result.results.some((r) => !r.ok && !r.known) || result.kernel?.some((r) => !r.ok)) process.exitCode = 1;
 }

@@ -84,3 +84,51 @@ describe('subgroup-matrix lowering', () => {
     expect(E.isLeft(odd) && odd.left[0]!.message).toMatch(/not a multiple of the configuration's 16x16/);
   });
 });
+
+/** Bytes of a WGSL type as the emitters write them: scalars, vectors, arrays of those, and the module's structs. */
+function typeBytes(type: string, structs: ReadonlyMap<string, string[]>): number {
+  const scalar: Record<string, number> = { f16: 2, f32: 4, u32: 4, i32: 4 };
+  const array = /^array<(.+), (\d+)>$/.exec(type);
+  if (array) return typeBytes(array[1]!, structs) * Number(array[2]);
+  const vector = /^vec([234])<(\w+)>$/.exec(type);
+  if (vector) return Number(vector[1]) * scalar[vector[2]!]!;
+  if (structs.has(type)) return structs.get(type)!.reduce((sum, member) => sum + typeBytes(member, structs), 0);
+  if (scalar[type] === undefined) throw new Error(`typeBytes: ${type}`);
+  return scalar[type];
+}
+
+function workgroupVariables(text: string): { name: string; bytes: number }[] {
+  const structs = new Map<string, string[]>();
+  for (const [, name, body] of text.matchAll(/struct (\w+) \{([^}]*)\}/g)) structs.set(name!, body!.split(',').map((m) => m.split(':')[1]!.trim()).filter(Boolean));
+  return [...text.matchAll(/var<workgroup> (\w+): ([^;]+);/g)].map(([, name, type]) => ({ name: name!, bytes: typeBytes(type!.trim(), structs) }));
+}
+
+describe('workgroup variables', () => {
+  // On the H100 a lone u32 beside the staged arrays made subgroup-matrix loads from them read zeros
+  // (benchmarks/results/h100-2026-11-23/subgroup-matrix-v3/): every kernel keeps them in 16-byte words.
+  const ag = (dtype: 'f16' | 'f32') =>
+    lowered(
+      gemmKernel({ m: 128, n: 64, k: 64, blockM: 32, blockN: 32, blockK: 16, dtype }, { ranks: 2, distribute: 'ag', name: 'ag_gemm' }),
+      ringAllGather({ ranks: 2, tensor: { name: 'A', shape: [128, 64] }, axis: 0 }),
+    );
+  const odd = () => lowered(gemmKernel({ m: 30, n: 30, k: 30, blockM: 6, blockN: 10, blockK: 5, dtype: 'f16' }));
+  const kernels: [string, () => string][] = [
+    ['a subgroup-matrix GEMM', () => wgsl(gemm(), { target: 'subgroup-matrix' })],
+    ['a subgroup-matrix AllGather + GEMM (signals, pending parts)', () => wgsl(ag('f16'), { target: 'subgroup-matrix' })],
+    ['a SIMT AllGather + GEMM', () => wgsl(ag('f32'), {})],
+    ['a SIMT f16 GEMM with 6x5 and 5x10 staged tiles', () => wgsl(odd(), {})],
+  ];
+
+  it.each(kernels)('are whole 16-byte words in %s', (_name, emit) => {
+    const variables = workgroupVariables(emit());
+    expect(variables.length).toBeGreaterThan(1);
+    expect(variables.filter((v) => v.bytes % 16 !== 0)).toEqual([]);
+  });
+
+  it('counts bytes the way the check above relies on', () => {
+    expect(workgroupVariables('struct W { u: u32, n: u32, unused: vec2<u32> }\nvar<workgroup> wg: W;\nvar<workgroup> x: array<f16, 12>;')).toEqual([
+      { name: 'wg', bytes: 16 },
+      { name: 'x', bytes: 24 },
+    ]);
+  });
+});

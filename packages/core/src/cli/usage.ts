@@ -56,8 +56,8 @@ compile:
 
 run:
   --backend B               comm backend of every chunk: ${RUN_BACKENDS.join(', ')} (default auto)
-  --target T                how dots lower: ${RUN_TARGETS.join(', ')} (default auto: SIMT until the
-                            subgroup-matrix kernel is right on hardware; subgroup-matrix is checked)
+  --target T                how dots lower: ${RUN_TARGETS.join(', ')} (default auto: subgroup matrices
+                            where the device has them for the dtype, f16 on an H100; else SIMT)
   --devices D               place the ranks on D GPU devices (default 1); chunks between devices go
                             through the host (peer-copy), chunks within one stay on the GPU
   --ranks-per-device K      ranks on each device (default: ranks / devices, rounded up)
