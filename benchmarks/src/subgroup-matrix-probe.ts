@@ -87,6 +87,31 @@ interface Probe {
   readonly known?: string;
 }
 
+/** A [16x64] · B [64x16], one subgroup, with A and B staged in workgroup memory (row strides `sa`, `sb`) by elements or by matrices. */
+function workgroupMma(name: string, what: string, sa: number, sb: number, staging: 'elements' | 'matrices'): Probe {
+  const stage =
+    staging === 'elements'
+      ? `for (var e = lid; e < 1024u; e += 32u) { sa[(e / 64u) * ${sa}u + e % 64u] = a[(e / 64u) * 64u + e % 64u]; sb[(e / 16u) * ${sb}u + e % 16u] = b[(e / 16u) * 64u + e % 16u]; }`
+      : `for (var k = 0u; k < 64u; k += 16u) {
+    subgroupMatrixStore<row_major>(&sa, k, subgroupMatrixLoad<L, row_major>(&a, k, 64u), ${sa}u);
+    subgroupMatrixStore<row_major>(&sb, k * ${sb}u, subgroupMatrixLoad<R, row_major>(&b, k * 64u, 64u), ${sb}u);
+  }`;
+  return {
+    name,
+    what,
+    workgroupSize: 32,
+    decls: `var<workgroup> sa: array<f16, ${16 * sa}>;\nvar<workgroup> sb: array<f16, ${64 * sb}>;`,
+    body: `${stage}
+  workgroupBarrier();
+  var acc: C;
+  for (var k = 0u; k < 64u; k += 16u) {
+    acc = subgroupMatrixMultiplyAccumulate(subgroupMatrixLoad<L, row_major>(&sa, k, ${sa}u), subgroupMatrixLoad<R, row_major>(&sb, k * ${sb}u, ${sb}u), acc);
+  }
+  subgroupMatrixStore<row_major>(&out, 0u, acc, 64u);`,
+    want: product(16, 16, 64),
+  };
+}
+
 /** The staged K loop (8 subgroups, A and B staged 16 deep with barriers around), with `prefix` first and `decls` beside it. */
 function stagedLoop(name: string, what: string, decls: string, prefix: string, rowOffset = '', known?: string): Probe {
   return {
@@ -226,51 +251,9 @@ const probes: Probe[] = [
   subgroupMatrixStore<row_major>(&out, 0u, r, 64u);`,
     want: block(16, 16, X),
   },
-  {
-    name: 'mma-workgroup',
-    what: 'A [16x64] and B [64x16] staged element by element (strides 64, 16), MMA operands from workgroup memory',
-    workgroupSize: 32,
-    decls: 'var<workgroup> sa: array<f16, 1024>;\nvar<workgroup> sb: array<f16, 1024>;',
-    body: `for (var e = lid; e < 1024u; e += 32u) { sa[e] = a[(e / 64u) * 64u + e % 64u]; sb[e] = b[(e / 16u) * 64u + e % 16u]; }
-  workgroupBarrier();
-  var acc: C;
-  for (var k = 0u; k < 64u; k += 16u) {
-    acc = subgroupMatrixMultiplyAccumulate(subgroupMatrixLoad<L, row_major>(&sa, k, 64u), subgroupMatrixLoad<R, row_major>(&sb, k * 16u, 16u), acc);
-  }
-  subgroupMatrixStore<row_major>(&out, 0u, acc, 64u);`,
-    want: product(16, 16, 64),
-  },
-  {
-    name: 'mma-workgroup-padded',
-    what: 'as mma-workgroup with rows padded by 8 (strides 72, 24)',
-    workgroupSize: 32,
-    decls: 'var<workgroup> sa: array<f16, 1152>;\nvar<workgroup> sb: array<f16, 1536>;',
-    body: `for (var e = lid; e < 1024u; e += 32u) { sa[(e / 64u) * 72u + e % 64u] = a[(e / 64u) * 64u + e % 64u]; sb[(e / 16u) * 24u + e % 16u] = b[(e / 16u) * 64u + e % 16u]; }
-  workgroupBarrier();
-  var acc: C;
-  for (var k = 0u; k < 64u; k += 16u) {
-    acc = subgroupMatrixMultiplyAccumulate(subgroupMatrixLoad<L, row_major>(&sa, k, 72u), subgroupMatrixLoad<R, row_major>(&sb, k * 24u, 24u), acc);
-  }
-  subgroupMatrixStore<row_major>(&out, 0u, acc, 64u);`,
-    want: product(16, 16, 64),
-  },
-  {
-    name: 'mma-workgroup-matrix-staged',
-    what: 'A and B copied into workgroup memory by matrix loads from storage and matrix stores (stride 72, 24)',
-    workgroupSize: 32,
-    decls: 'var<workgroup> sa: array<f16, 1152>;\nvar<workgroup> sb: array<f16, 1536>;',
-    body: `for (var k = 0u; k < 64u; k += 16u) {
-    subgroupMatrixStore<row_major>(&sa, k, subgroupMatrixLoad<L, row_major>(&a, k, 64u), 72u);
-    subgroupMatrixStore<row_major>(&sb, k * 24u, subgroupMatrixLoad<R, row_major>(&b, k * 64u, 64u), 24u);
-  }
-  workgroupBarrier();
-  var acc: C;
-  for (var k = 0u; k < 64u; k += 16u) {
-    acc = subgroupMatrixMultiplyAccumulate(subgroupMatrixLoad<L, row_major>(&sa, k, 72u), subgroupMatrixLoad<R, row_major>(&sb, k * 24u, 24u), acc);
-  }
-  subgroupMatrixStore<row_major>(&out, 0u, acc, 64u);`,
-    want: product(16, 16, 64),
-  },
+  workgroupMma('mma-workgroup', 'A [16x64] and B [64x16] staged element by element (strides 64, 16), MMA operands from workgroup memory', 64, 16, 'elements'),
+  workgroupMma('mma-workgroup-padded', 'as mma-workgroup with rows padded by 8 (strides 72, 24)', 72, 24, 'elements'),
+  workgroupMma('mma-workgroup-matrix-staged', 'A and B copied into workgroup memory by matrix loads from storage and matrix stores (strides 72, 24)', 72, 24, 'matrices'),
   {
     name: 'subgroup-id',
     what: '@builtin(subgroup_id) against local_invocation_index / 32 in a workgroup of 256',
@@ -318,29 +301,12 @@ const probes: Probe[] = [
   subgroupMatrixStore<row_major>(&out, row * 64u + col + 16u, acc[1], 64u);`,
     want: product(64, 64, 64),
   },
-  {
-    name: 'mma-8-subgroups-staged-k-loop',
-    what: 'as mma-8-subgroups-workgroup, but A and B staged 16 columns/rows of K at a time with a barrier before and after each step (the GEMM loop)',
-    workgroupSize: 256,
-    decls: 'var<workgroup> sa: array<f16, 1536>;\nvar<workgroup> sb: array<f16, 1152>;',
-    body: `let row = (sg_id / 2u) * 16u;
-  let col = (sg_id % 2u) * 32u;
-  var acc: array<C, 2>;
-  for (var k = 0u; k < 64u; k += 16u) {
-    workgroupBarrier();
-    for (var e = lid; e < 1024u; e += 256u) {
-      sa[(e / 16u) * 24u + e % 16u] = a[(e / 16u) * 64u + k + e % 16u];
-      sb[(e / 64u) * 72u + e % 64u] = b[(k + e / 64u) * 64u + e % 64u];
-    }
-    workgroupBarrier();
-    let l = subgroupMatrixLoad<L, row_major>(&sa, row * 24u, 24u);
-    acc[0] = subgroupMatrixMultiplyAccumulate(l, subgroupMatrixLoad<R, row_major>(&sb, col, 72u), acc[0]);
-    acc[1] = subgroupMatrixMultiplyAccumulate(l, subgroupMatrixLoad<R, row_major>(&sb, col + 16u, 72u), acc[1]);
-  }
-  subgroupMatrixStore<row_major>(&out, row * 64u + col, acc[0], 64u);
-  subgroupMatrixStore<row_major>(&out, row * 64u + col + 16u, acc[1], 64u);`,
-    want: product(64, 64, 64),
-  },
+  stagedLoop(
+    'mma-8-subgroups-staged-k-loop',
+    'as mma-8-subgroups-workgroup, but A and B staged 16 columns/rows of K at a time with a barrier before and after each step (the GEMM loop)',
+    '',
+    '',
+  ),
   ...stagedLoopVariants(),
   {
     name: 'barrier-exchange',
