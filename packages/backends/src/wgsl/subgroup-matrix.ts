@@ -19,15 +19,13 @@
  * Store. A tile inside C goes straight from the accumulators to C; an edge tile goes through a
  * per-subgroup M×N scratch, one matrix at a time, and the workgroup writes the elements inside C.
  *
- * Why the first version was wrong on edge tiles (errors up to 291 on exact integer data at
- * 200x136x80 on the H100, while whole tiles were exact): its edge store indexed the accumulator array
- * with loop counters, `acc[i * 4u + j]`, inside a loop holding barriers and a nested loop, which a
- * driver does not unroll, so the matrices were indexed dynamically; whole tiles used only small
- * loops the driver unrolls. Dynamic indexing of cooperative matrices is where drivers are least
- * tested, and it is the one thing its edge path did that its whole-tile path did not (its offsets
- * and masks check out by reading, and do here, in the emulated form on lavapipe). This version
- * unrolls every loop over matrices in the WGSL text, so each matrix is named by a constant index;
- * the emulated form (subgroup-matrix-ops.ts) runs the same indexing, staging and masks on lavapipe.
+ * On the H100 this kernel first read zeros from its staged arrays: NVIDIA's driver (580) puts
+ * subgroup-matrix loads from workgroup arrays off when a workgroup variable beside them is not a whole
+ * number of 16-byte words (a lone u32), found by benchmarks/src/subgroup-matrix-probe.ts; every
+ * workgroup variable is now whole words (writer.ts, wholeWords). Every loop over matrices is unrolled
+ * in the WGSL text, so each matrix is named by a constant index (a first version's edge tiles, which
+ * indexed them dynamically, were wrong; whether that was the cause was never isolated). The emulated
+ * form (subgroup-matrix-ops.ts) runs the same indexing, staging and masks on lavapipe.
  *
  * Offsets passed to the matrix builtins are subgroup-uniform: they derive from the ticket (a
  * workgroup-uniform load), the read-only tables, loop counters and `@builtin(subgroup_id)` (DESIGN.md,
