@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { compileOrThrow, FusedSession, gemmKernel, lowerToWgsl, openDevice } from '@syncopate/core';
+import { compileOrThrow, FusedSession, gemmKernel, lowerToWgsl, openDevice, warmUntilSettled } from '@syncopate/core';
 import { chooseMatmulStrategy, type CodegenOptions } from '@syncopate/backends';
 import type { DeviceHandle } from '@syncopate/runtime';
 import { summarize, zeroInputs } from './stats.js';
@@ -79,15 +79,11 @@ async function speed(device: DeviceHandle, n: number, block: Block, dtype: 'f16'
   const { kernel, fused } = fusedGemm({ m: n, n, k: n }, block, dtype, options);
   const session = await FusedSession.open(device, fused, zeroInputs(kernel.tensors, 1));
   try {
-    // Warm up until two batches agree within 2%: a short fixed warm-up times an H100 at idle clocks
-    // (a first sweep with 5 warm-up runs measured 12.7 TFLOP/s where the settled kernel does 41).
-    let previous = NaN;
-    for (let i = 0; i < 8; i++) {
+    // A first sweep with 5 fixed warm-up runs measured 12.7 TFLOP/s where the settled kernel does 41.
+    await warmUntilSettled(async () => {
       const w = await session.runBackToBack(runs);
-      const median = summarize(w.gpuMs ?? [w.wallMs / runs]).median;
-      if (Math.abs(median - previous) <= 0.02 * previous) break;
-      previous = median;
-    }
+      return w.gpuMs ?? [w.wallMs / runs];
+    });
     const r = await session.runBackToBack(runs);
     const ms = summarize(r.gpuMs ?? [r.wallMs / runs]);
     return { size: n, dtype, block, target: options.target ?? 'simt', ms, timing: r.timing, tflops: (2 * n ** 3) / (ms.median * 1e-3) / 1e12 };

@@ -20,11 +20,12 @@ import { parseArgs } from 'node:util';
 import { compileOrThrow, FusedSession, gemmKernel, lowerToWgsl, openDevice } from '@syncopate/core';
 import type { DeviceHandle } from '@syncopate/runtime';
 
-/** The probes' matrices: 64x64 row-major, small integers (exact in f16 and in every f32 sum). */
+/** The probes' matrices are SIZE x SIZE row-major. */
 const SIZE = 64;
 
-function integers(seed: number): Float32Array {
-  const out = new Float32Array(SIZE * SIZE);
+/** `n` small integers in [-4, 3] (exact in f16 and in every f32 sum), from a seeded LCG. */
+function integers(seed: number, n = SIZE * SIZE): Float32Array {
+  const out = new Float32Array(n);
   let s = seed >>> 0;
   for (let i = 0; i < out.length; i++) {
     s = (s * 1664525 + 1013904223) >>> 0;
@@ -409,16 +410,6 @@ function upload(device: GPUDevice, data: ArrayBufferView): GPUBuffer {
   return buffer;
 }
 
-function kernelData(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    out[i] = (s >>> 29) - 4;
-  }
-  return out;
-}
-
 interface KernelResult {
   readonly shape: string;
   readonly block: string;
@@ -434,8 +425,8 @@ interface KernelResult {
 async function runKernel(device: DeviceHandle, size: number, block: number): Promise<KernelResult> {
   const kernel = gemmKernel({ m: size, n: size, k: size, blockM: block, blockN: block, blockK: 32, dtype: 'f16' }, { name: 'gemm' });
   const fused = lowerToWgsl(compileOrThrow(kernel, { ranks: 1, chunks: [] }), { target: 'subgroup-matrix' });
-  const a = kernelData(size * size, 1);
-  const b = kernelData(size * size, 2);
+  const a = integers(1, size * size);
+  const b = integers(2, size * size);
   const base = { shape: `${size}^3`, block: `${block}x${block}x32` };
   let session: FusedSession | undefined;
   try {

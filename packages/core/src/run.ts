@@ -12,7 +12,7 @@ import { CompileError } from './errors.js';
 import { PlacedSession } from './placed-session.js';
 import { FusedSession, type FusedRun } from './session.js';
 import { matmulTargetFor } from './matmul-target.js';
-import { summarize } from './stats.js';
+import { summarize, warmUntilSettled } from './stats.js';
 import { getWorkload, maxAbsError, regionBoxes, UsageError, type RunOptions, type RunReport, type TensorData, type WorkloadOptions } from './workloads/index.js';
 
 export type { RunOptions, RunReport } from './workloads/index.js';
@@ -150,18 +150,11 @@ interface Session {
   destroy(): void;
 }
 
-/** Warm-up batches at most: enough for a GPU's clocks to settle, bounded should they never. */
-const MAX_WARMUP_BATCHES = 8;
-/** A warm-up batch whose median is within this of the previous one's means the clocks have settled. */
-const SETTLED = 0.02;
-
 /**
  * Per-run times of `runs` runs after warming up. On one device they go back to back in one submission
  * (GPU time per run where the adapter has timestamps): with a host round trip between runs a GPU
  * idles and lowers its clocks. Runs over several devices need the host between phases anyway.
- * Warm-up is `warmup` runs, repeated as a batch until two batches in a row agree within 2% (an H100
- * takes a few hundred milliseconds of work to raise its clocks from idle; a fixed count of short runs
- * left some variants timed at idle clocks).
+ * Warm-up is `warmup` runs, repeated as a batch until the clocks settle (`warmUntilSettled`).
  */
 async function timeRuns(session: Session, warmup: number, runs: number): Promise<{ times: number[]; timing: RunResult['timing'] }> {
   if (runs === 0) return { times: [], timing: 'wall-clock' };
@@ -174,12 +167,7 @@ async function timeRuns(session: Session, warmup: number, runs: number): Promise
     for (let i = 0; i < count; i++) times.push((await session.run()).wallMs);
     return { times, timing: 'wall-clock' };
   };
-  let previous = NaN;
-  for (let i = 0; warmup > 0 && i < MAX_WARMUP_BATCHES; i++) {
-    const median = summarize((await batch(warmup)).times).median;
-    if (Math.abs(median - previous) <= SETTLED * previous) break;
-    previous = median;
-  }
+  if (warmup > 0) await warmUntilSettled(async () => (await batch(warmup)).times);
   return batch(runs);
 }
 

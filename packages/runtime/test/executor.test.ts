@@ -10,6 +10,25 @@ import {
 } from '../src/index.js';
 import { ADD_WGSL, gpuHandle, hasWebGPU, prepareAdd } from './webgpu.js';
 
+/** A kernel that keeps the GPU busy for a measurable time: 4 workgroups of arithmetic into `sum`. */
+async function busyKernel(executor: Executor) {
+  await executor.allocate([{ name: 'sum', bytes: 4 * 64, usage: 'storage' }]);
+  return executor.compile({
+    name: 'busy',
+    wgsl: `
+@group(0) @binding(0) var<storage, read_write> sum: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+  var s = 0u;
+  for (var k = 0u; k < 20000u; k++) { s = s * 1664525u + k; }
+  sum[i] = s;
+}`,
+    entryPoint: 'main',
+    bindings: [{ binding: 0, buffer: 'sum' }],
+    workgroups: [4],
+  });
+}
+
 describe.skipIf(!hasWebGPU)('Executor', () => {
   let handle: DeviceHandle;
   let executor: Executor;
@@ -112,21 +131,7 @@ describe.skipIf(!hasWebGPU)('Executor', () => {
   it('times each launch with timestamp queries when the device has them', async () => {
     expect(handle.hasTimestamps).toBe(true); // lavapipe and the GPUs we use have them
     executor = Executor.create(handle);
-    await executor.allocate([{ name: 'sum', bytes: 4 * 64, usage: 'storage' }]);
-        const kernel = await executor.compile({
-      name: 'busy',
-      wgsl: `
-@group(0) @binding(0) var<storage, read_write> sum: array<u32>;
-@compute @workgroup_size(64)
-fn main(@builtin(local_invocation_index) i: u32) {
-  var s = 0u;
-  for (var k = 0u; k < 20000u; k++) { s = s * 1664525u + k; }
-  sum[i] = s;
-}`,
-      entryPoint: 'main',
-      bindings: [{ binding: 0, buffer: 'sum' }],
-      workgroups: [4],
-    });
+    const kernel = await busyKernel(executor);
     const timed = await executor.run([{ kernel }, { kernel, workgroups: [8] }]);
     expect(timed.timing).toBe('timestamp-query');
     expect(timed.gpuMs).toHaveLength(2);
@@ -144,21 +149,7 @@ fn main(@builtin(local_invocation_index) i: u32) {
 
   it('places each launch on the device timeline, one origin for every run, for timelines', async () => {
     executor = Executor.create(handle);
-    await executor.allocate([{ name: 'sum', bytes: 4 * 64, usage: 'storage' }]);
-    const kernel = await executor.compile({
-      name: 'busy',
-      wgsl: `
-@group(0) @binding(0) var<storage, read_write> sum: array<u32>;
-@compute @workgroup_size(64)
-fn main(@builtin(local_invocation_index) i: u32) {
-  var s = 0u;
-  for (var k = 0u; k < 20000u; k++) { s = s * 1664525u + k; }
-  sum[i] = s;
-}`,
-      entryPoint: 'main',
-      bindings: [{ binding: 0, buffer: 'sum' }],
-      workgroups: [4],
-    });
+    const kernel = await busyKernel(executor);
     const first = await executor.run([{ kernel }, { kernel }]);
     const second = await executor.run([{ kernel }]);
     const spans = [...first.gpuSpans!, ...second.gpuSpans!];

@@ -14,7 +14,7 @@
  */
 import { add, buildModule, mul, replicated, shardRange, type Box, type ChunkPlan, type ChunkSpec, type Module } from '@syncopate/ir';
 import { allToAll, allToAllLayout } from '@syncopate/passes';
-import { checkRank, UsageError } from './errors.js';
+import { checkMatrixOptions, checkRank, UsageError } from './errors.js';
 import { BLOCK_K, BLOCK_MN, defaultBlock } from './gemm.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
@@ -54,16 +54,10 @@ export function defaultSplits(ranks: number, m: number): number[][] {
   });
 }
 
-function positiveInteger(what: string, x: number): void {
-  if (!Number.isInteger(x) || x < 1) throw new UsageError(`${what} must be a positive integer, got ${x}`);
-}
 
 /** Checks the options and works out the layout; throws `UsageError` naming the first problem. */
 export function a2aLayout(o: WorkloadOptions): A2aLayout {
-  positiveInteger('ranks', o.ranks);
-  for (const axis of ['m', 'n', 'k'] as const) positiveInteger(`a2a-gemm: ${axis.toUpperCase()}`, o.shape[axis]);
-  if (o.dtype !== 'f32' && o.dtype !== 'f16') throw new UsageError(`dtype must be f32 or f16, got ${String(o.dtype)}`);
-  if (o.chunksPerRank !== undefined) positiveInteger('chunksPerRank', o.chunksPerRank);
+  checkMatrixOptions('a2a-gemm', o);
   const R = o.ranks;
   const splits = o.splits ?? defaultSplits(R, o.shape.m);
   if (splits.length !== R || splits.some((row) => row.length !== R || row.some((x) => !Number.isInteger(x) || x < 0))) {

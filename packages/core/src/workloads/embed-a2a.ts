@@ -17,7 +17,7 @@
  */
 import { add, buildModule, mul, type Box, type ChunkPlan, type ChunkSpec, type Module } from '@syncopate/ir';
 import { allToAll } from '@syncopate/passes';
-import { checkRank, UsageError } from './errors.js';
+import { checkRank, positiveInteger, UsageError } from './errors.js';
 import { tensorOf } from './tensor.js';
 import { BLOCK_MN } from './gemm.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
@@ -50,9 +50,6 @@ interface EmbedConfig {
   readonly block: BlockShape;
 }
 
-function positiveInteger(what: string, x: number): void {
-  if (!Number.isInteger(x) || x < 1) throw new UsageError(`embed-a2a: ${what} must be a positive integer, got ${x}`);
-}
 
 /** The largest power of two up to `cap` that divides `n`. */
 function largestPow2Dividing(n: number, cap: number): number {
@@ -63,14 +60,14 @@ function largestPow2Dividing(n: number, cap: number): number {
 
 /** Checks the options; throws `UsageError` naming the first problem. */
 export function embedConfig(o: WorkloadOptions): EmbedConfig {
-  positiveInteger('ranks', o.ranks);
-  positiveInteger('B (shape m)', o.shape.m);
-  positiveInteger('D (shape n)', o.shape.n);
-  positiveInteger('table rows (shape k)', o.shape.k);
+  positiveInteger('embed-a2a: ranks', o.ranks);
+  positiveInteger('embed-a2a: B (shape m)', o.shape.m);
+  positiveInteger('embed-a2a: D (shape n)', o.shape.n);
+  positiveInteger('embed-a2a: table rows (shape k)', o.shape.k);
   if (o.dtype !== 'f32' && o.dtype !== 'f16') throw new UsageError(`dtype must be f32 or f16, got ${String(o.dtype)}`);
   const pooling = o.pooling ?? DEFAULT_POOLING;
-  positiveInteger('pooling', pooling);
-  if (o.chunksPerRank !== undefined) positiveInteger('chunksPerRank', o.chunksPerRank);
+  positiveInteger('embed-a2a: pooling', pooling);
+  if (o.chunksPerRank !== undefined) positiveInteger('embed-a2a: chunksPerRank', o.chunksPerRank);
   const { m: batch, n: width, k: rows } = o.shape;
   if (batch % o.ranks !== 0) {
     throw new UsageError(`embed-a2a: B = ${batch} is not a multiple of the ${o.ranks} ranks; every rank owns B/R samples`);

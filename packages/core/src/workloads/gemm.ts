@@ -5,7 +5,7 @@
  */
 import { gemmKernel, ownedBox, sharded, shardRange, type Box, type ChunkPlan, type Module } from '@syncopate/ir';
 import { ringAllGather, ringReduceScatter } from '@syncopate/passes';
-import { checkRank, UsageError } from './errors.js';
+import { checkMatrixOptions, checkRank, UsageError } from './errors.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
 import { gemmTolerance } from './tolerance.js';
@@ -35,16 +35,10 @@ export function defaultBlock(shape: WorkloadShape): BlockShape {
   };
 }
 
-function positiveInteger(what: string, x: number): void {
-  if (!Number.isInteger(x) || x < 1) throw new UsageError(`${what} must be a positive integer, got ${x}`);
-}
 
 /** Checks what both GEMM workloads need; throws `UsageError` naming the first problem. */
 export function validateGemmOptions(workload: string, o: WorkloadOptions): BlockShape {
-  positiveInteger('ranks', o.ranks);
-  for (const axis of ['m', 'n', 'k'] as const) positiveInteger(`${workload}: ${axis.toUpperCase()}`, o.shape[axis]);
-  if (o.dtype !== 'f32' && o.dtype !== 'f16') throw new UsageError(`dtype must be f32 or f16, got ${String(o.dtype)}`);
-  if (o.chunksPerRank !== undefined) positiveInteger('chunksPerRank', o.chunksPerRank);
+  checkMatrixOptions(workload, o);
   if (o.shape.m < o.ranks) {
     throw new UsageError(`${workload}: M = ${o.shape.m} is smaller than the ${o.ranks} ranks; every rank needs at least one row`);
   }

@@ -9,7 +9,7 @@
  */
 import { buildModule, mul, partialSum, replicated, shardRange, type ChunkPlan, type Module } from '@syncopate/ir';
 import { allReduce } from '@syncopate/passes';
-import { checkRank, UsageError } from './errors.js';
+import { checkMatrixOptions, checkRank, UsageError } from './errors.js';
 import { BLOCK_K, BLOCK_MN } from './gemm.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
@@ -36,16 +36,10 @@ export function defaultGemvBlock(shape: WorkloadShape, ranks: number): BlockShap
   };
 }
 
-function positiveInteger(what: string, x: number): void {
-  if (!Number.isInteger(x) || x < 1) throw new UsageError(`${what} must be a positive integer, got ${x}`);
-}
 
 /** Checks the options; throws `UsageError` naming the first problem. Returns the tile shape. */
 export function validateGemvOptions(o: WorkloadOptions): BlockShape {
-  positiveInteger('ranks', o.ranks);
-  for (const axis of ['m', 'n', 'k'] as const) positiveInteger(`gemv-ar: ${axis.toUpperCase()}`, o.shape[axis]);
-  if (o.dtype !== 'f32' && o.dtype !== 'f16') throw new UsageError(`dtype must be f32 or f16, got ${String(o.dtype)}`);
-  if (o.chunksPerRank !== undefined) positiveInteger('chunksPerRank', o.chunksPerRank);
+  checkMatrixOptions('gemv-ar', o);
   if (o.shape.n < o.ranks) {
     throw new UsageError(`gemv-ar: N = ${o.shape.n} is smaller than the ${o.ranks} ranks; the all-reduce gives every rank at least one column of Y`);
   }

@@ -19,7 +19,7 @@
  */
 import { add, buildModule, mul, ownedBox, replicated, sharded, type AffineExpr, type Box, type ChunkPlan, type Module, type TileValue } from '@syncopate/ir';
 import { ringAllGather } from '@syncopate/passes';
-import { checkRank, UsageError } from './errors.js';
+import { checkRank, positiveInteger, UsageError } from './errors.js';
 import { fillRegion, tensorOf } from './tensor.js';
 import { mulberry32, streamSeed } from './random.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions } from './types.js';
@@ -116,9 +116,6 @@ export function ringAttentionKernel(s: RingAttentionShape): Module {
   });
 }
 
-function positiveInteger(what: string, x: number): void {
-  if (!Number.isInteger(x) || x < 1) throw new UsageError(`${what} must be a positive integer, got ${x}`);
-}
 
 /** The kernel's shape for the options; throws `UsageError` naming the first problem. */
 export function ringAttentionShape(o: WorkloadOptions): RingAttentionShape {
