@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildModule, gemmKernel, mul, type ChunkPlan, type Module } from '@syncopate/ir';
 import { alignChunksPass, attachPlan, insertBarriers, oneShotReduceScatter, reorderTiles, ringAllGather, ringReduceScatter, runPipeline } from '@syncopate/passes';
 import { chunkTable, emitFusedKernel } from '../src/index.js';
+import { chunkDescriptors, DESCRIPTOR_WORDS, FIELD } from '../src/gpu-signal/descriptors.js';
 
 function lowered(kernel: Module, plan: ChunkPlan): Module {
   const r = runPipeline([attachPlan, alignChunksPass, reorderTiles, insertBarriers], kernel, { plan, options: {} });
@@ -59,15 +60,28 @@ describe('chunk table', () => {
     expect(table.locks).toBe(0);
   });
 
-  it('one-shot reduce-scatter: the adds into one shard share a lock', () => {
+  it('one-shot reduce-scatter: the adds into one shard are merged, counted on one lead part and summed by it, no lock', () => {
     const module = lowered(
       gemmKernel({ m: 96, n: 32, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 3, distribute: 'rs' }),
       oneShotReduceScatter({ ranks: 3, tensor: { name: 'C', shape: [96, 32] }, axis: 0 }),
     );
     const table = chunkTable(module);
-    const byDst = (d: number) => new Set(table.parts.filter((p) => table.entries[p.chunk]!.chunk.dst === d).map((p) => p.lock));
-    expect([0, 1, 2].map((d) => byDst(d).size)).toEqual([1, 1, 1]);
-    expect(table.locks).toBe(3);
+    expect(table.locks).toBe(0);
+    expect(table.parts.every((p) => p.lock === -1)).toBe(true);
+    for (const d of [0, 1, 2]) {
+      const into = table.parts.filter((p) => table.entries[p.chunk]!.chunk.dst === d);
+      // Both adds into shard d count on one lead, which sums the sources of both: ranks d+1 and d+2.
+      const leads = new Set(into.map((p) => p.lead));
+      expect(leads.size).toBe(1);
+      const lead = table.parts[[...leads][0]!]!;
+      expect(lead.members.map((m) => table.entries[table.parts[m]!.chunk]!.chunk.src).sort()).toEqual([0, 1, 2].filter((r) => r !== d));
+    }
+    // In the descriptors the lead needs all its members' requirements: 2 arrivals x 2 sides each.
+    const { words } = chunkDescriptors(table, table.parts.map((p) => p.need), () => 0);
+    const need = (p: number) => words[p * DESCRIPTOR_WORDS + FIELD.need];
+    const lead = table.parts.find((p) => p.members.length > 0)!;
+    expect(table.parts.map((p) => p.need)).toEqual(Array(6).fill(2));
+    expect(need(lead.index)).toBe(4);
   });
 });
 

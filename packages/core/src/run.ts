@@ -179,6 +179,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
     dtype: o.dtype,
     ...(o.chunksPerRank === undefined ? {} : { chunksPerRank: o.chunksPerRank }),
     ...(o.block === undefined ? {} : { block: o.block }),
+    ...(o.reduction === undefined ? {} : { reduction: o.reduction }),
     ...(o.pooling === undefined ? {} : { pooling: o.pooling }),
   };
   const built = workload.build(wo);

@@ -8,6 +8,13 @@
  *  - each part of an earlier chunk into the source rank whose rows it forwards.
  * A part with no requirement is ready at launch and published by one of the first workgroups. A
  * chunk's flag counts its published parts; a wait spins until all are.
+ *
+ * Reduce-adds onto the same elements of one rank (a one-shot reduce-scatter's R − 1 adds into each
+ * shard) are merged: their parts count their requirements on one counter, that of the group's lead
+ * part, and the workgroup that counts the last one (the last tile to finish, as split-K fix-ups do)
+ * adds every source into the destination in one pass and publishes them all. No lock, no second
+ * read-modify-write of the destination. Only reduce-adds whose regions overlap without being equal
+ * (cut differently) still take a lock per part.
  */
 import { evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module } from '@syncopate/ir';
 import { alignChunks, arrivalTiles, type AccessSite } from '@syncopate/passes';
@@ -44,8 +51,12 @@ export interface ChunkPart {
   readonly feeders: number;
   /** Parts whose requirements this part's publication counts towards. */
   readonly dependents: readonly number[];
-  /** Reduce-adds onto the same elements of one rank share a lock; −1 for copies and unshared adds. */
+  /** Reduce-adds onto overlapping (but not equal) elements of one rank share a lock; −1 otherwise. */
   readonly lock: number;
+  /** The part whose counter this part's requirements count on: itself unless it is a merged add. */
+  readonly lead: number;
+  /** For the lead of merged reduce-adds: every part of the group, itself among them, summed in one pass. */
+  readonly members: readonly number[];
 }
 
 export interface ChunkTable {
@@ -64,6 +75,7 @@ export function forwards(c: ChunkDecl, d: ChunkDecl): boolean {
 }
 
 const rowsOf = (b: Box): [number, number] => [b.lo[0]!, b.hi[0]!];
+const boxKey = (b: Box): string => `${b.lo.join()}/${b.hi.join()}`;
 const overlap = (a: [number, number], b: [number, number]) => Math.max(a[0], b[0]) < Math.min(a[1], b[1]);
 
 /** The rows of the single access site among `sites`, if its axis-0 offset depends on program ids only. */
@@ -87,7 +99,7 @@ function partCount(chunk: ChunkDecl, partElements: number): number {
  * a reduce-add that shares its elements with no other (one publisher per part needs no lock: the
  * destination's own stores are counted before it runs).
  */
-function lockGroups(chunks: readonly ChunkDecl[]): number[] {
+function reduceGroups(chunks: readonly ChunkDecl[]): number[] {
   const parent = chunks.map((_, i) => i);
   const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
   chunks.forEach((a, i) => {
@@ -104,23 +116,26 @@ function lockGroups(chunks: readonly ChunkDecl[]): number[] {
 export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkTable {
   const alignment = alignChunks(module);
   const chunks = module.chunks;
-  const group = lockGroups(chunks);
+  const group = reduceGroups(chunks);
   const pidAxis = new Map(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [[op.result.id, op.axis] as const] : [])));
 
-  // Parts per chunk. Reduce-adds that share a lock must cut identical regions the same way, so that
-  // one lock per part index suffices; otherwise they stay whole.
+  // Parts per chunk. Reduce-adds of a group must cut identical regions the same way, so that part p of
+  // each covers the same elements (one lock, or one merged sum, per part index); otherwise they stay whole.
   const storeRows = chunks.map((c) => siteRows(module, alignment.stores.filter((u) => u.chunk === c).map((u) => u.site)));
   const hasStores = chunks.map((c) => alignment.stores.some((u) => u.chunk === c));
   const parts = chunks.map((c, i) => (hasStores[i] && !storeRows[i] ? 1 : partCount(c, partElements)));
+  const membersOf = (g: number) => chunks.map((_, j) => j).filter((j) => group[j] === g);
+  const merged = chunks.map(() => false);
   chunks.forEach((c, i) => {
     if (group[i]! < 0) return;
-    const members = chunks.map((_, j) => j).filter((j) => group[j] === group[i]);
-    const same = members.every((j) => rowsOf(chunks[j]!.region).join() === rowsOf(c.region).join() && parts[j] === parts[i]);
-    if (!same) members.forEach((j) => (parts[j] = 1));
+    const members = membersOf(group[i]!);
+    const sameRows = members.every((j) => rowsOf(chunks[j]!.region).join() === rowsOf(c.region).join() && parts[j] === parts[i]);
+    if (!sameRows) members.forEach((j) => (parts[j] = 1));
+    merged[i] = members.every((j) => boxKey(chunks[j]!.region) === boxKey(c.region));
   });
 
   const entries: ChunkEntry[] = [];
-  const partList: { index: number; chunk: number; region: Box; need: number; arrivals: number; feeders: number; dependents: number[]; lock: number }[] = [];
+  const partList: { index: number; chunk: number; region: Box; need: number; arrivals: number; feeders: number; dependents: number[]; lock: number; lead: number; members: number[] }[] = [];
   const lockBase = new Map<number, number>();
   let locks = 0;
   chunks.forEach((chunk, index) => {
@@ -128,14 +143,25 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
     const partRows = Math.ceil((hi - lo) / parts[index]!);
     const count = Math.ceil((hi - lo) / partRows);
     const g = group[index]!;
-    if (g >= 0 && !lockBase.has(g)) {
+    if (g >= 0 && !merged[index] && !lockBase.has(g)) {
       lockBase.set(g, locks);
       locks += count;
     }
     entries.push({ index, chunk, firstPart: partList.length, parts: count, partRows, ...(storeRows[index] ? { storeRows: storeRows[index] } : {}) });
     for (let p = 0; p < count; p++) {
       const region = { lo: [lo + p * partRows, ...chunk.region.lo.slice(1)], hi: [Math.min(lo + (p + 1) * partRows, hi), ...chunk.region.hi.slice(1)] };
-      partList.push({ index: partList.length, chunk: index, region, need: 0, arrivals: 0, feeders: 0, dependents: [], lock: g >= 0 ? lockBase.get(g)! + p : -1 });
+      const locked = g >= 0 && !merged[index];
+      partList.push({ index: partList.length, chunk: index, region, need: 0, arrivals: 0, feeders: 0, dependents: [], lock: locked ? lockBase.get(g)! + p : -1, lead: partList.length, members: [] });
+    }
+  });
+  // Merged reduce-adds: part p of every member counts on part p of the group's first chunk.
+  entries.forEach((e) => {
+    if (!merged[e.index] || group[e.index] !== e.index) return;
+    const others = membersOf(e.index).map((j) => entries[j]!);
+    for (let p = 0; p < e.parts; p++) {
+      const lead = partList[e.firstPart + p]!;
+      lead.members = others.map((m) => m.firstPart + p);
+      for (const m of lead.members) partList[m]!.lead = lead.index;
     }
   });
 
@@ -172,7 +198,8 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
       }
     }
   }
-  const fanOut = Math.max(1, ...partList.map((p) => p.dependents.length));
+  // A merged lead's publication counts the dependents of all its members.
+  const fanOut = Math.max(1, ...partList.map((p) => (p.members.length > 0 ? p.members : [p.index]).reduce((n, m) => n + partList[m]!.dependents.length, 0)));
   const chain = Math.max(1, ...chunks.map((c) => c.step + 1));
   return {
     entries,

@@ -90,11 +90,13 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
     w.line('return 0u;');
   });
   w.line();
-  w.line('// Invocation 0 only: one more requirement of `part` is met; queue it if that was the last.');
+  w.line("// Invocation 0 only: one more requirement of `part` is met, counted on its lead's counter (itself");
+  w.line('// unless it is a merged reduce-add); queue the lead if that was the last.');
   w.block('fn count_requirement(part: u32)', () => {
-    w.line('let d = PARTS_AT + part * DESCRIPTOR_WORDS;');
-    w.block(`if (atomicAdd(&ctl[COUNTERS + part], 1u) + 1u == ${field('need')})`, () => {
-      w.line('wg_pending[wg.pending_count] = part;');
+    w.line(`let lead = tables[PARTS_AT + part * DESCRIPTOR_WORDS + ${FIELD.lead}u];`);
+    w.line('let d = PARTS_AT + lead * DESCRIPTOR_WORDS;');
+    w.block(`if (atomicAdd(&ctl[COUNTERS + lead], 1u) + 1u == ${field('need')})`, () => {
+      w.line('wg_pending[wg.pending_count] = lead;');
       w.line('wg.pending_count += 1u;');
     });
   });
@@ -103,7 +105,10 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   emitPublishPending(w, ctx);
 }
 
-/** Copies or adds one part's region, all invocations taking elements in turn; one case per tensor. */
+/**
+ * Copies or adds one part's region, all invocations taking elements in turn; one case per tensor. A
+ * merged lead adds the sources of all its members to the destination in one pass.
+ */
 function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
   const tensors = [...new Set(ctx.table.entries.map((e) => e.chunk.tensor))].map((n) => ctx.tensors.get(n)!);
   w.block('fn move_part(part: u32, lid: u32)', () => {
@@ -113,6 +118,8 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
     w.line(`let dst = ${field('dst')};`);
     w.line(`let lo = vec4u(${[0, 1, 2, 3].map((i) => field('lo', i)).join(', ')});`);
     w.line(`let extent = vec4u(${[0, 1, 2, 3].map((i) => field('extent', i)).join(', ')});`);
+    w.line(`let members = ${field('memberCount')};`);
+    w.line(`let member_at = PARTS_AT + ${field('memberStart')};`);
     w.block(`switch ${field('tensor')}`, () => {
       for (const t of tensors) {
         const ref = identifier('t_', t.name);
@@ -125,7 +132,14 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
             w.line(`let at = ${at};`);
             w.line(`let target_at = dst * ${t.elementsPerRank}u + at;`);
             w.line(`let source_at = src * ${t.elementsPerRank}u + at;`);
-            w.line(`if (add) { ${ref}[target_at] = ${ref}[target_at] + ${ref}[source_at]; } else { ${ref}[target_at] = ${ref}[source_at]; }`);
+            w.block('if (members > 0u)', () => {
+              w.line(`var acc = ${ref}[target_at];`);
+              w.block('for (var m = 0u; m < members; m++)', () => {
+                w.line(`acc += ${ref}[tables[PARTS_AT + tables[member_at + m] * DESCRIPTOR_WORDS + ${FIELD.src}u] * ${t.elementsPerRank}u + at];`);
+              });
+              w.line(`${ref}[target_at] = acc;`);
+            });
+            w.line(`else if (add) { ${ref}[target_at] = ${ref}[target_at] + ${ref}[source_at]; } else { ${ref}[target_at] = ${ref}[source_at]; }`);
           });
         });
       }
@@ -160,8 +174,15 @@ function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
       w.line('storageBarrier();');
       w.block('if (lid == 0u)', () => {
         w.line('if (lock != NO_LOCK) { atomicStore(&ctl[LOCKS + lock], 0u); }');
-        w.line('atomicStore(&ctl[FLAGS + part], 1u);');
-        w.line(`for (var i = 0u; i < ${field('depCount')}; i++) { count_requirement(tables[PARTS_AT + ${field('depStart')} + i]); }`);
+        w.line('// A merged lead publishes each of its members (itself among them); any other part just itself.');
+        w.line(`let members = max(${field('memberCount')}, 1u);`);
+        w.block('for (var m = 0u; m < members; m++)', () => {
+          w.line(`let q = select(part, tables[PARTS_AT + ${field('memberStart')} + m], ${field('memberCount')} > 0u);`);
+          w.line('let dq = PARTS_AT + q * DESCRIPTOR_WORDS;');
+          if (unpublished.length > 0) w.line(`if (${unpublished.map((c) => `tables[dq + ${FIELD.chunk}u] == ${c}u`).join(' || ')}) { continue; }`);
+          w.line('atomicStore(&ctl[FLAGS + q], 1u);');
+          w.line(`for (var i = 0u; i < tables[dq + ${FIELD.depCount}u]; i++) { count_requirement(tables[PARTS_AT + tables[dq + ${FIELD.depStart}u] + i]); }`);
+        });
       });
     });
   });

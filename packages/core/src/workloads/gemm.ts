@@ -4,15 +4,18 @@
  * exact CPU reference.
  */
 import { gemmKernel, ownedBox, sharded, shardRange, type Box, type ChunkPlan, type Module } from '@syncopate/ir';
-import { ringAllGather, ringReduceScatter } from '@syncopate/passes';
+import { oneShotReduceScatter, ringAllGather, ringReduceScatter } from '@syncopate/passes';
 import { checkMatrixOptions, checkRank, UsageError } from './errors.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
 import { gemmTolerance } from './tolerance.js';
-import type { BlockShape, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
+import type { BlockShape, ReductionPlan, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
 
 export const BLOCK_MN = [16, 32, 64, 128] as const;
 export const BLOCK_K = [8, 16, 32] as const;
+
+/** The reduction gemm-rs and gemv-ar use unless told (see `WorkloadOptions.reduction`). */
+export const DEFAULT_REDUCTION: ReductionPlan = 'one-shot';
 
 /** The smallest power of two >= x (1 for x <= 1). */
 function ceilPow2(x: number): number {
@@ -141,7 +144,8 @@ export const gemmRs: Workload = {
   build(o): { kernel: Module; plan: ChunkPlan } {
     const kernel = kernelFor('gemm-rs', 'rs', o);
     const { m, n } = o.shape;
-    const plan = ringReduceScatter({ ranks: o.ranks, tensor: { name: 'C', shape: [m, n] }, axis: 0, chunksPerRank: o.chunksPerRank ?? 1 });
+    const template = (o.reduction ?? DEFAULT_REDUCTION) === 'ring' ? ringReduceScatter : oneShotReduceScatter;
+    const plan = template({ ranks: o.ranks, tensor: { name: 'C', shape: [m, n] }, axis: 0, chunksPerRank: o.chunksPerRank ?? 1 });
     return { kernel, plan };
   },
   inputs(o, seed) {

@@ -8,9 +8,9 @@
  * the batch.
  */
 import { buildModule, mul, partialSum, replicated, shardRange, type ChunkPlan, type Module } from '@syncopate/ir';
-import { allReduce } from '@syncopate/passes';
+import { allReduce, oneShotAllGather, oneShotReduceScatter, type TemplateOptions } from '@syncopate/passes';
 import { checkMatrixOptions, checkRank, UsageError } from './errors.js';
-import { BLOCK_K, BLOCK_MN } from './gemm.js';
+import { BLOCK_K, BLOCK_MN, DEFAULT_REDUCTION } from './gemm.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
@@ -36,6 +36,16 @@ export function defaultGemvBlock(shape: WorkloadShape, ranks: number): BlockShap
   };
 }
 
+
+/**
+ * All-reduce in two steps: every rank adds its partial of shard d into rank d (step 0), then every
+ * rank copies its reduced shard to all others (step 1).
+ */
+function oneShotAllReduce(o: TemplateOptions): ChunkPlan {
+  const rs = oneShotReduceScatter(o);
+  const ag = oneShotAllGather(o);
+  return { name: `one-shot-all-reduce(@${o.tensor.name}, axis=${o.axis})`, ranks: o.ranks, chunks: [...rs.chunks, ...ag.chunks.map((c) => ({ ...c, step: 1 }))] };
+}
 
 /** Checks the options; throws `UsageError` naming the first problem. Returns the tile shape. */
 export function validateGemvOptions(o: WorkloadOptions): BlockShape {
@@ -100,7 +110,8 @@ export const gemvAr: Workload = {
     const block = validateGemvOptions(o);
     const kernel = gemvKernel(o, block);
     const { m, n } = o.shape;
-    const plan = allReduce({ ranks: o.ranks, tensor: { name: 'Y', shape: [m, n] }, axis: 1, chunksPerRank: o.chunksPerRank ?? 1 });
+    const collective = { ranks: o.ranks, tensor: { name: 'Y', shape: [m, n] }, axis: 1, chunksPerRank: o.chunksPerRank ?? 1 };
+    const plan = (o.reduction ?? DEFAULT_REDUCTION) === 'ring' ? allReduce(collective) : oneShotAllReduce(collective);
     return { kernel, plan };
   },
   inputs(o, seed) {

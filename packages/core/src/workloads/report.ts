@@ -1,6 +1,6 @@
 /** What running a workload takes and what it reports: shared by `runWorkload` (run.ts) and the CLI. */
 import type { Summary } from '../stats.js';
-import type { BlockShape, WorkloadDType, WorkloadName, WorkloadShape } from './types.js';
+import type { BlockShape, ReductionPlan, WorkloadDType, WorkloadName, WorkloadShape } from './types.js';
 
 export type RunOrder = 'row-major' | 'column-major' | 'grouped' | 'chunk-arrival';
 export const RUN_ORDERS: readonly RunOrder[] = ['row-major', 'column-major', 'grouped', 'chunk-arrival'];
@@ -16,6 +16,8 @@ export interface RunOptions {
   readonly shape: WorkloadShape;
   readonly dtype: WorkloadDType;
   readonly chunksPerRank?: number;
+  /** gemm-rs, gemv-ar: ring or one-shot reduction (see `WorkloadOptions.reduction`). */
+  readonly reduction?: ReductionPlan;
   readonly block?: BlockShape;
   /** `embed-a2a`'s pooling factor L (see `WorkloadOptions.pooling`). */
   readonly pooling?: number;

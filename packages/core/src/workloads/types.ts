@@ -3,6 +3,7 @@ import type { Box, ChunkPlan, Module } from '@syncopate/ir';
 
 export type WorkloadName = 'ag-gemm' | 'gemm-rs' | 'gemv-ar' | 'a2a-gemm' | 'embed-a2a' | 'ring-attn';
 export type WorkloadDType = 'f32' | 'f16';
+export type ReductionPlan = 'ring' | 'one-shot';
 
 export interface WorkloadShape {
   readonly m: number;
@@ -23,6 +24,14 @@ export interface WorkloadOptions {
   readonly dtype: WorkloadDType;
   /** Each rank's shard moves as this many chunks (default 1). */
   readonly chunksPerRank?: number;
+  /**
+   * gemm-rs, gemv-ar: how the partial sums are reduced (default `one-shot`). `ring`: R − 1 steps, each
+   * rank adding its partial and forwarding the sum, so the adds into a shard run one after another.
+   * `one-shot`: every rank adds its partial straight into the owner; where the ranks share a device
+   * the adds into a shard merge into one pass by the last tile to finish (backends gpu-signal
+   * chunk-table.ts). Chosen by measurement: benchmarks/README.md, reduce-scatter section.
+   */
+  readonly reduction?: ReductionPlan;
   /** Tile sizes (default: `defaultBlock(shape)`, 64x64x32 shrunk for small shapes). */
   readonly block?: BlockShape;
   /** `embed-a2a`: embedding rows summed per sample (the pooling factor L; default 8). */
