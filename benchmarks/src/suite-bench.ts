@@ -2,11 +2,16 @@
  * The workload suite on a GPU: every workload three ways (sequential, decomposed, fused) plus its
  * compute alone, at GPU-sized shapes, with ranks sharing one device and with ranks on two devices
  * (peer-copy); a tile-order ablation and a chunk-size sweep for ag-gemm and gemm-rs; the cost model
- * fitted and projected; the Chrome trace and timeline of one fused run. Each configuration is first
- * verified against the CPU reference at the workload's default (small) shape on the same devices;
- * the CPU reference at the GPU shapes would take minutes, so those runs are not checked again.
+ * fitted and projected; the Chrome trace and timeline of one fused run. Every timed kernel is the
+ * checked one: each variant's first run, at the timed shape, tile and target, is compared with the CPU
+ * reference on VERIFY_ROWS rows of its output spread over it (all columns; the full reference at GPU
+ * shapes would take minutes), before its warm-up and timed runs.
  *
- *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--target simt|subgroup-matrix|auto] [--no-sweeps] [--one-device]
+ *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--target simt|subgroup-matrix|auto]
+ *                       [--ranks 2,4,8] [--reduction ring|one-shot] [--no-sweeps] [--one-device] [--no-trace]
+ *
+ * --ranks sets the rank counts of every workload on one device (default 2, 4, 8 for the GEMMs, 4 for
+ * the others); --reduction the plan of gemm-rs and gemv-ar (default: the workloads' own).
  *
  * With --dtype f16 and --target auto (the default) the GEMMs take the subgroup-matrix (tensor core) path where the adapter has it.
  *
@@ -16,7 +21,6 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  BENCH_VARIANTS,
   benchTable,
   benchWorkload,
   costModelTable,
@@ -32,6 +36,7 @@ import {
   type BenchReport,
   type RunOptions,
   type RunOrder,
+  type ReductionPlan,
   type RunTarget,
   type WorkloadName,
   type WorkloadShape,
@@ -40,6 +45,9 @@ import { openDevices, type DeviceHandle } from '@syncopate/runtime';
 
 /** The SIMT GEMM's fastest tile on the H100 (benchmarks/README.md); f16 takes the subgroup-matrix path's 128x128 tile. */
 const GEMM_BLOCK = { f32: { m: 128, n: 128, k: 8 }, f16: { m: 128, n: 128, k: 32 } } as const;
+
+/** Output rows checked per timed kernel (see RunWorkloadOptions.verifyRows). */
+const VERIFY_ROWS = 16;
 
 /** A shape per workload where compute and communication are both sizeable on one GPU. */
 function gpuShape(workload: WorkloadName, ranks: number, size: number): WorkloadShape {
@@ -71,19 +79,21 @@ interface Case {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, ranks: { type: 'string' }, reduction: { type: 'string' }, 'no-trace': { type: 'boolean' } } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
   const dtype: 'f16' | 'f32' = values.dtype === 'f16' ? 'f16' : 'f32';
   const target = (values.target ?? 'auto') as RunTarget;
   const names = values.only ? (values.only.split(',') as WorkloadName[]) : WORKLOAD_NAMES;
+  const rankCounts = values.ranks?.split(',').map(Number);
+  const reduction = values.reduction === undefined ? {} : { reduction: values.reduction as ReductionPlan };
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
   const one = devices.slice(0, 1);
   const cases: Case[] = [];
   for (const workload of names) {
     const gemm = workload === 'ag-gemm' || workload === 'gemm-rs';
-    for (const ranks of gemm ? [2, 4, 8] : [4]) cases.push({ workload, ranks, handles: one, section: 'suite' });
+    for (const ranks of rankCounts ?? (gemm ? [2, 4, 8] : [4])) cases.push({ workload, ranks, handles: one, section: 'suite' });
     if (!values['one-device']) cases.push({ workload, ranks: gemm ? 2 : 4, handles: devices, section: 'suite' });
     if (!gemm || values['no-sweeps']) continue;
     for (const order of ['row-major', 'grouped'] as const) cases.push({ workload, ranks: 4, handles: one, order, section: 'ablation' });
@@ -109,14 +119,12 @@ async function main(): Promise<void> {
         devices: c.handles.length,
         backend: 'auto' as const,
         target,
+        ...reduction,
       };
       try {
-        const check = await benchWorkload({ ...base, shape: getWorkload(c.workload).defaults, runs: 1, warmup: 0, computeOnly: false });
-        const verified = BENCH_VARIANTS.every((v) => check.variants[v].verified);
         const shape = gpuShape(c.workload, c.ranks, size);
         const block = c.workload === 'ag-gemm' || c.workload === 'gemm-rs' ? { block: GEMM_BLOCK[dtype] } : {};
-        const r = await benchWorkload({ ...base, shape, ...block, verify: false, runs: quick ? 5 : 20, warmup: 10 });
-        const report = { ...r, variants: Object.fromEntries(BENCH_VARIANTS.map((v) => [v, { ...r.variants[v], verified }])) as BenchReport['variants'] };
+        const report = await benchWorkload({ ...base, shape, ...block, verifyRows: VERIFY_ROWS, runs: quick ? 5 : 20, warmup: 10 });
         reports.push({ section: c.section, report, run: { ...base, shape } });
         console.log(JSON.stringify({ section: c.section, ...report }));
         appendFileSync(jsonl, `${JSON.stringify({ section: c.section, run: { ...base, handles: undefined, shape }, report })}\n`);
@@ -129,7 +137,7 @@ async function main(): Promise<void> {
       }
     }
     let trace;
-    try {
+    if (!values['no-trace']) try {
       trace = (await traceRun({ workload: 'ag-gemm', ranks: 4, shape: gpuShape('ag-gemm', 4, size), block: GEMM_BLOCK[dtype], dtype, order: 'chunk-arrival', backend: 'auto', seed: 1, handles: devices, devices: 2, verify: false, timedRuns: 3, warmupRuns: 3 })).trace;
     } catch (e) {
       failures.push(`trace: ${e instanceof Error ? e.message : String(e)}`);

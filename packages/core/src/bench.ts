@@ -125,7 +125,10 @@ export const formatBenchMs = (ms: number): string => (ms < 10 ? ms.toFixed(3) : 
  */
 export function benchTable(reports: readonly BenchReport[]): string {
   const rows = reports.map((r) => {
-    const cell = (v: BenchVariant) => `${formatBenchMs(r.variants[v].ms.median)} (${formatBenchMs(r.variants[v].ms.min)}–${formatBenchMs(r.variants[v].ms.max)})`;
+    const cell = (v: BenchVariant) => {
+      const { median, min, max } = r.variants[v].ms;
+      return Number.isNaN(min) ? formatBenchMs(median) : `${formatBenchMs(median)} (${formatBenchMs(min)}–${formatBenchMs(max)})`;
+    };
     const verified = BENCH_VARIANTS.every((v) => r.variants[v].verified) ? 'yes' : 'NO';
     const { m, n, k } = r.shape;
     const o = r.overlap;

@@ -13,7 +13,8 @@ import { PlacedSession } from './placed-session.js';
 import { FusedSession, type FusedRun } from './session.js';
 import { matmulTargetFor } from './matmul-target.js';
 import { summarize, warmUntilSettled } from './stats.js';
-import { getWorkload, maxAbsError, regionBoxes, UsageError, type RunOptions, type RunReport, type TensorData, type WorkloadOptions } from './workloads/index.js';
+import type { Box } from '@syncopate/ir';
+import { getWorkload, maxAbsError, regionBoxes, UsageError, type RowSample, type RunOptions, type RunReport, type TensorData, type WorkloadOptions } from './workloads/index.js';
 
 export type { RunOptions, RunReport } from './workloads/index.js';
 export { ChunkTimeoutError, FusedSession, type FusedRun } from './session.js';
@@ -83,6 +84,12 @@ export interface RunWorkloadOptions extends RunOptions {
    */
   readonly verify?: boolean;
   /**
+   * Check about this many rows (axis 0) of each output, spread over it, instead of all: the timed
+   * kernel checked at GPU shapes, where the full CPU reference would take minutes (the GEMMs compute
+   * only these rows of it; see `Workload.reference`). Every column of a sampled row is checked.
+   */
+  readonly verifyRows?: number;
+  /**
    * Compile the kernel without its plan: every rank computes its tiles on the data it holds and no
    * chunk moves. The compute of the workload measured alone (`benchWorkload`'s compute-only figure);
    * the outputs are not the workload's answer, so nothing is verified.
@@ -137,6 +144,25 @@ function retarget(o: RunWorkloadOptions, module: CompiledKernel['module'], simt:
   }
 }
 
+/**
+ * About `count` of `rows` rows, one in every `rows / count`: row r where r mod every equals
+ * ⌊r / every⌋ mod every, so that successive samples sit at different offsets within a tile.
+ */
+export function rowSample(rows: number, count: number): RowSample {
+  const every = Math.max(1, Math.floor(rows / Math.max(1, count)));
+  return (r) => r % every === Math.floor(r / every) % every;
+}
+
+/** The boxes cut to the rows `sample` holds: one box per kept row (all of each box without a sample). */
+function sampledBoxes(boxes: readonly Box[], sample: RowSample | undefined): readonly Box[] {
+  if (!sample) return boxes;
+  return boxes.flatMap((b) => {
+    const kept: Box[] = [];
+    for (let r = b.lo[0]!; r < b.hi[0]!; r++) if (sample(r)) kept.push({ lo: [r, ...b.lo.slice(1)], hi: [r + 1, ...b.hi.slice(1)] });
+    return kept;
+  });
+}
+
 /** `gpu-signal`, `peer-copy`, or both joined by `+`: how the chunks of a run travelled. */
 function routesUsed(placed: PlacedKernels, chunks: number): string {
   const routes = placed.phases?.route ?? Array<string>(chunks).fill('gpu-signal');
@@ -156,16 +182,17 @@ interface Session {
  * idles and lowers its clocks. Runs over several devices need the host between phases anyway.
  * Warm-up is `warmup` runs, repeated as a batch until the clocks settle (`warmUntilSettled`).
  */
-async function timeRuns(session: Session, warmup: number, runs: number): Promise<{ times: number[]; timing: RunResult['timing'] }> {
-  if (runs === 0) return { times: [], timing: 'wall-clock' };
-  const batch = async (count: number): Promise<{ times: number[]; timing: RunResult['timing'] }> => {
+async function timeRuns(session: Session, warmup: number, runs: number): Promise<{ times: number[]; timing: RunResult['timing']; perRun: boolean }> {
+  if (runs === 0) return { times: [], timing: 'wall-clock', perRun: true };
+  const batch = async (count: number): Promise<{ times: number[]; timing: RunResult['timing']; perRun: boolean }> => {
     if (session instanceof FusedSession) {
       const r = await session.runBackToBack(count);
-      return { times: r.gpuMs ?? Array<number>(count).fill(r.wallMs / count), timing: r.timing };
+      // Without timestamps only the batch's mean is known: no per-run spread to report.
+      return { times: r.gpuMs ?? Array<number>(count).fill(r.wallMs / count), timing: r.timing, perRun: r.gpuMs !== undefined };
     }
     const times: number[] = [];
     for (let i = 0; i < count; i++) times.push((await session.run()).wallMs);
-    return { times, timing: 'wall-clock' };
+    return { times, timing: 'wall-clock', perRun: true };
   };
   if (warmup > 0) await warmUntilSettled(async () => (await batch(warmup)).times);
   return batch(runs);
@@ -194,7 +221,9 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   let placed = placeWorkload(o, compiled.module);
   const inputs = workload.inputs(wo, o.seed);
   const check = (o.verify ?? true) && !o.withoutTransfers;
-  const expected = check ? workload.reference(wo, inputs) : undefined;
+  const outputRows = kernel.tensors.find((t) => t.name === workload.outputs[0])!.shape[0]!;
+  const sample = o.verifyRows === undefined ? undefined : rowSample(outputRows, o.verifyRows);
+  const expected = check ? workload.reference(wo, inputs, sample) : undefined;
   const given = o.handles ?? (o.device ? [o.device] : undefined);
   const devices = given ?? (await openDevices(placed.devices.length, { device: { requiredLimits: 'adapter-max' } }));
   let target: 'simt' | 'subgroup-matrix' = o.codegen?.target === undefined || o.codegen.target === 'simt' ? 'simt' : 'subgroup-matrix';
@@ -222,7 +251,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
     for (const name of check ? workload.outputs : []) {
       const shape = kernel.tensors.find((t) => t.name === name)!.shape;
       for (let r = 0; r < o.ranks; r++) {
-        for (const region of regionBoxes(workload.checkedRegion(wo, name, r))) {
+        for (const region of sampledBoxes(regionBoxes(workload.checkedRegion(wo, name, r)), sample)) {
           error = Math.max(error, maxAbsError(tensors[name]![r]!, expected![name]![r]!, region, shape));
         }
       }
@@ -239,7 +268,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       verified: error <= (workload.tolerance?.(wo) ?? 0),
       maxAbsError: error,
       fusedMs: summarize(timed.times).median,
-      timings: summarize(timed.times),
+      timings: summarize(timed.times, timed.perRun),
       timing: timed.timing,
       phases: placed.devices.map((d) => d.kernel.phases.length),
       adapter: adapterLabel(devices[0]!, placed.devices.length),

@@ -1,12 +1,15 @@
 /** Median and spread of repeated timings. */
 export interface Summary {
   readonly median: number;
+  /** NaN where the runs were timed only together (no per-run spread). */
   readonly min: number;
   readonly max: number;
   readonly runs: number;
 }
 
-export function summarize(samples: readonly number[]): Summary {
+/** `perRun: false`: the samples are one batch's mean repeated, so min and max would be made up: NaN. */
+export function summarize(samples: readonly number[], perRun = true): Summary {
+  if (!perRun) return { ...summarize(samples), min: NaN, max: NaN };
   const s = [...samples].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
   const median = s.length === 0 ? NaN : s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;

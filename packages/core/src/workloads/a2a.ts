@@ -164,7 +164,7 @@ export const a2aGemm: Workload = {
     const weights = Array.from({ length: o.ranks }, (_, r) => Float32Array.from({ length: k * n }, smallIntegers(mulberry32(streamSeed(seed, 'W', r)))));
     return { T: tokens, W: weights, Y: Array.from({ length: o.ranks }, () => new Float32Array(layout.rows * n)) };
   },
-  reference(o, inputs) {
+  reference(o, inputs, rows) {
     const layout = a2aLayout(o);
     const { n, k } = o.shape;
     const T = tensorOf(inputs, 'T', o.ranks, layout.rows * k);
@@ -174,7 +174,7 @@ export const a2aGemm: Workload = {
       // Token row i of source s through expert d's weights, wherever rank `rank` holds it.
       for (const [s, d] of pairsOf(layout, rank)) {
         const at = layout.offsets[s]![d]!;
-        gemmAccumulate(y, T[s]!, W[d]!, { m: layout.rows, n, k }, [at, at + layout.splits[s]![d]!]);
+        gemmAccumulate(y, T[s]!, W[d]!, { m: layout.rows, n, k }, [at, at + layout.splits[s]![d]!], rows);
       }
       return y;
     });

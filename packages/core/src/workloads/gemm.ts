@@ -104,7 +104,7 @@ export const agGemm: Workload = {
       C: zeros(o, m, n),
     };
   },
-  reference(o, inputs) {
+  reference(o, inputs, rows) {
     validateGemmOptions('ag-gemm', o);
     const { m, n, k } = o.shape;
     const shards = tensorOf(inputs, 'A', o.ranks, m * k);
@@ -117,7 +117,7 @@ export const agGemm: Workload = {
     });
     const C = B.map((b) => {
       const c = new Float32Array(m * n);
-      gemmAccumulate(c, A, b, o.shape);
+      gemmAccumulate(c, A, b, o.shape, [0, m], rows);
       return c;
     });
     return { C };
@@ -157,14 +157,14 @@ export const gemmRs: Workload = {
       C: zeros(o, m, n),
     };
   },
-  reference(o, inputs) {
+  reference(o, inputs, rows) {
     validateGemmOptions('gemm-rs', o);
     const { m, n, k } = o.shape;
     const A = tensorOf(inputs, 'A', o.ranks, m * k);
     const B = tensorOf(inputs, 'B', o.ranks, k * n);
     const C = zeros(o, m, n).map((c, d) => {
       const [lo, hi] = shardRange(m, o.ranks, d);
-      A.forEach((a, r) => gemmAccumulate(c, a, B[r]!, o.shape, [lo, hi]));
+      A.forEach((a, r) => gemmAccumulate(c, a, B[r]!, o.shape, [lo, hi], rows));
       return c;
     });
     return { C };

@@ -124,14 +124,14 @@ export const gemvAr: Workload = {
       Y: Array.from({ length: o.ranks }, () => new Float32Array(m * n)),
     };
   },
-  reference(o, inputs) {
+  reference(o, inputs, rows) {
     validateGemvOptions(o);
     const { m, n, k } = o.shape;
     const kr = sliceWidth(k, o.ranks);
     const X = tensorOf(inputs, 'X', o.ranks, m * kr);
     const W = tensorOf(inputs, 'W', o.ranks, kr * n);
     const sum = new Float32Array(m * n);
-    X.forEach((x, r) => gemmAccumulate(sum, x, W[r]!, { m, n, k: kr }));
+    X.forEach((x, r) => gemmAccumulate(sum, x, W[r]!, { m, n, k: kr }, [0, m], rows));
     return { Y: X.map(() => sum.slice()) };
   },
   checkedRegion(o, tensor, rank) {

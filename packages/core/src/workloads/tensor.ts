@@ -60,8 +60,9 @@ export function maxAbsError(actual: Float32Array, expected: Float32Array, region
 }
 
 /**
- * `c[rows] += a[rows] · b` for row-major a [M,K], b [K,N], c [M,N], on rows `[rowLo, rowHi)`. The
- * i-k-j loop order walks b and c along rows, which keeps it fast enough for test shapes.
+ * `c[rows] += a[rows] · b` for row-major a [M,K], b [K,N], c [M,N], on rows `[rowLo, rowHi)` (those
+ * `keep` holds, where given). The i-k-j loop order walks b and c along rows, which keeps it fast
+ * enough for test shapes.
  */
 export function gemmAccumulate(
   c: Float32Array,
@@ -69,9 +70,11 @@ export function gemmAccumulate(
   b: Float32Array,
   shape: { m: number; n: number; k: number },
   rows: readonly [number, number] = [0, shape.m],
+  keep?: (row: number) => boolean,
 ): void {
   const { n, k } = shape;
   for (let i = rows[0]; i < rows[1]; i++) {
+    if (keep && !keep(i)) continue;
     const cRow = i * n;
     for (let p = 0; p < k; p++) {
       const aip = a[i * k + p]!;

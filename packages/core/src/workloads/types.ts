@@ -4,6 +4,8 @@ import type { Box, ChunkPlan, Module } from '@syncopate/ir';
 export type WorkloadName = 'ag-gemm' | 'gemm-rs' | 'gemv-ar' | 'a2a-gemm' | 'embed-a2a' | 'ring-attn';
 export type WorkloadDType = 'f32' | 'f16';
 export type ReductionPlan = 'ring' | 'one-shot';
+/** Rows (axis 0) of an output that a sampled check compares. */
+export type RowSample = (row: number) => boolean;
 
 export interface WorkloadShape {
   readonly m: number;
@@ -71,10 +73,12 @@ export interface Workload {
    */
   inputs(o: WorkloadOptions, seed: number): TensorData;
   /**
-   * The expected value of each output tensor per rank, on `checkedRegion` (zeros elsewhere: those
+   * The expected value of each output tensor per rank, on `checkedRegion`; with `rows`, a workload may
+   * compute only the output rows (axis 0) it holds (the GEMMs do: at GPU shapes the full reference takes
+   * minutes) (zeros elsewhere: those
    * elements are not defined after the fused kernel).
    */
-  reference(o: WorkloadOptions, inputs: TensorData): TensorData;
+  reference(o: WorkloadOptions, inputs: TensorData, rows?: RowSample): TensorData;
   /**
    * The largest |actual − expected| on the checked region that still verifies (default 0: exact).
    * Only for workloads whose kernels cannot be exact in f32 (ring-attn's softmax uses exp).
