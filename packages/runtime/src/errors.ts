@@ -122,3 +122,26 @@ export class ValidationError extends RuntimeError {
 
 /** The caller asked for something the executor does not have (an unknown buffer name, ...). */
 export class UsageError extends RuntimeError {}
+
+/**
+ * A peer copy between two devices failed (its source or destination was lost, or a wait timed out):
+ * which transfer (`transfer`, e.g. the chunk and ranks the caller named), between which devices, and
+ * at which piece of how many; `cause` is the DeviceLostError or GpuTimeoutError underneath.
+ */
+export class PeerCopyError extends RuntimeError {
+  readonly transfer: string;
+  readonly fromDevice: string;
+  readonly toDevice: string;
+  readonly piece: number;
+  readonly pieces: number;
+
+  constructor(transfer: string, fromDevice: string, toDevice: string, piece: number, pieces: number, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(`peer copy ${transfer} from ${fromDevice} to ${toDevice} failed at piece ${piece + 1} of ${pieces}: ${why}`, { cause });
+    this.transfer = transfer;
+    this.fromDevice = fromDevice;
+    this.toDevice = toDevice;
+    this.piece = piece;
+    this.pieces = pieces;
+  }
+}

@@ -8,6 +8,7 @@ export {
   GpuTimeoutError,
   ValidationError,
   UsageError,
+  PeerCopyError,
   type ShaderMessage,
 } from './errors.js';
 export { withTimeout } from './timeout.js';

@@ -1,15 +1,21 @@
 /**
- * Moving bytes between two devices, which WebGPU lets share no memory: through the host. The source
- * range is copied into a MAP_READ staging buffer and mapped; its bytes are written into a mapped
- * MAP_WRITE staging buffer of the destination, which is then copied into place. Staging buffers are
- * pooled per device and size (nothing is allocated per transfer once the pool is warm), and several
- * transfers are in flight at once so that one's mapping overlaps another's copies.
- * Facts from the design: on 2×H200 a mapped MAP_WRITE staging buffer moved 15.5 GB/s where
- * `queue.writeBuffer` managed 1.5, and a MAP_READ readback 49 GB/s.
+ * Moving bytes between two devices, which WebGPU lets share no memory: through the host. A transfer
+ * is cut into pieces (transfer-pieces.ts) that stream through a ring: each piece is copied into a
+ * MAP_READ staging buffer of the source and mapped, its bytes are copied on the host into a MAP_WRITE
+ * staging buffer of the destination that is already mapped (staging-pool.ts keeps them mapped ahead),
+ * and that is copied into place. With `ring` pieces in flight, the read-back of one piece, the host
+ * copy of another and the upload of a third run at once.
+ *
+ * Measured on the H100 (benchmarks/peer-copy.md): a read-back moves ~50 GB/s and Dawn's map round
+ * trip takes ~0.04 ms, but the host copy out of a mapped read-back range runs at 7-14 GB/s on one
+ * core, and that copy is what bounds a transfer; queue.writeBuffer managed 1.3 GB/s, so uploads go
+ * through mapped staging.
  */
 import type { DeviceHandle } from './gpu.js';
-import { UsageError } from './errors.js';
+import { PeerCopyError, UsageError } from './errors.js';
+import { ReadbackPool, UploadPool } from './staging-pool.js';
 import { withTimeout } from './timeout.js';
+import { cutPieces, pieceSize, type ByteRange, type Piece } from './transfer-pieces.js';
 
 export interface BufferRange {
   readonly device: DeviceHandle;
@@ -25,41 +31,11 @@ export interface PeerCopy {
   readonly bytes: number;
 }
 
-/** Mappable staging buffers of one device and direction, reused by size. */
-class StagingPool {
-  private readonly free = new Map<number, GPUBuffer[]>();
-  created = 0;
-
-  constructor(
-    private readonly device: GPUDevice,
-    private readonly usage: GPUBufferUsageFlags,
-  ) {}
-
-  /** Sizes round up to a power of two (at least 4 KiB), so transfers of similar sizes share buffers. */
-  take(bytes: number): GPUBuffer {
-    const size = Math.max(4096, 2 ** Math.ceil(Math.log2(bytes)));
-    const buffer = this.free.get(size)?.pop();
-    if (buffer) return buffer;
-    this.created++;
-    return this.device.createBuffer({ size, usage: this.usage, label: 'peer-copy staging' });
-  }
-
-  give(buffer: GPUBuffer): void {
-    const list = this.free.get(buffer.size) ?? [];
-    list.push(buffer);
-    this.free.set(buffer.size, list);
-  }
-
-  destroy(): void {
-    for (const list of this.free.values()) for (const b of list) b.destroy();
-    this.free.clear();
-  }
-}
-
 /**
  * Host times (`performance.now()`) of one transfer's stages, for timelines: started; the source's
- * bytes mapped on the host (its copy out waited for the work queued before it on the source);
- * the copy into place submitted on the destination; and, with `settle: 'done'`, finished there.
+ * bytes of the first piece mapped on the host (its copy out waited for the work queued before it on
+ * the source); the last copy into place submitted on the destination; and, with `settle: 'done'`,
+ * finished there.
  */
 export interface TransferStages {
   readonly startMs: number;
@@ -73,29 +49,59 @@ export interface PeerCopierOptions {
   readonly timeoutMs?: number;
   /** Transfers in flight at once in `copyAll`; default 4. */
   readonly inFlight?: number;
+  /** Pieces of one transfer in flight at once (the ring's depth); default 4. */
+  readonly ring?: number;
+  /** Largest piece, a power of two; default 4 MiB. */
+  readonly maxPieceBytes?: number;
+  /** Smallest piece a transfer is cut into, a power of two; default 64 KiB. */
+  readonly minPieceBytes?: number;
 }
 
+function describe(handle: DeviceHandle): string {
+  const placed = handle as DeviceHandle & { index?: number; placement?: { description: string } };
+  return placed.index !== undefined ? `device ${placed.index} (${placed.placement?.description ?? handle.adapterInfo.description})` : handle.adapterInfo.description || 'a device';
+}
+
+const isPowerOfTwo = (n: number) => Number.isInteger(n) && n >= 4 && (n & (n - 1)) === 0;
+
 export class PeerCopier {
-  private readonly readPools = new Map<GPUDevice, StagingPool>();
-  private readonly writePools = new Map<GPUDevice, StagingPool>();
+  private readonly readPools = new Map<GPUDevice, ReadbackPool>();
+  private readonly uploadPools = new Map<GPUDevice, UploadPool>();
   private readonly timeoutMs: number;
   private readonly inFlight: number;
+  private readonly ring: number;
+  private readonly maxPieceBytes: number;
+  private readonly minPieceBytes: number;
 
   constructor(options: PeerCopierOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.inFlight = options.inFlight ?? 4;
-    if (!Number.isInteger(this.inFlight) || this.inFlight < 1) throw new UsageError(`inFlight must be a positive integer, got ${this.inFlight}`);
+    this.ring = options.ring ?? 4;
+    this.maxPieceBytes = options.maxPieceBytes ?? 4 << 20;
+    this.minPieceBytes = options.minPieceBytes ?? 64 << 10;
+    for (const [name, n] of [['inFlight', this.inFlight], ['ring', this.ring]] as const) {
+      if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive integer, got ${n}`);
+    }
+    if (!isPowerOfTwo(this.maxPieceBytes) || !isPowerOfTwo(this.minPieceBytes) || this.minPieceBytes > this.maxPieceBytes) {
+      throw new UsageError(`piece sizes must be powers of two >= 4 with min <= max, got min ${this.minPieceBytes}, max ${this.maxPieceBytes}`);
+    }
   }
 
-  private pool(pools: Map<GPUDevice, StagingPool>, device: GPUDevice, usage: GPUBufferUsageFlags): StagingPool {
-    let pool = pools.get(device);
-    if (!pool) pools.set(device, (pool = new StagingPool(device, usage)));
+  private readPool(device: GPUDevice): ReadbackPool {
+    let pool = this.readPools.get(device);
+    if (!pool) this.readPools.set(device, (pool = new ReadbackPool(device)));
+    return pool;
+  }
+
+  private uploadPool(device: GPUDevice): UploadPool {
+    let pool = this.uploadPools.get(device);
+    if (!pool) this.uploadPools.set(device, (pool = new UploadPool(device)));
     return pool;
   }
 
   /** Staging buffers created so far (all devices, both directions): flat once transfers repeat. */
   get stagingBuffers(): number {
-    return [...this.readPools.values(), ...this.writePools.values()].reduce((n, p) => n + p.created, 0);
+    return [...this.readPools.values(), ...this.uploadPools.values()].reduce((n, p) => n + p.created, 0);
   }
 
   /** One transfer; resolves once the bytes are in place on the destination. */
@@ -103,14 +109,15 @@ export class PeerCopier {
     if (c.bytes % 4 !== 0 || c.bytes <= 0 || c.from.offset % 4 !== 0 || c.to.offset % 4 !== 0) {
       throw new UsageError(`peer copy of ${c.bytes} bytes at offsets ${c.from.offset} -> ${c.to.offset}: sizes and offsets must be positive multiples of 4`);
     }
-    await this.move(c.from.device, c.from.buffer, c.to.device, c.to.buffer, [{ from: c.from.offset, to: c.to.offset, bytes: c.bytes }], 'done');
+    await this.move(c.from.device, c.from.buffer, c.to.device, c.to.buffer, [{ from: c.from.offset, to: c.to.offset, bytes: c.bytes }], 'done', undefined, `of ${c.bytes} bytes`);
   }
 
   /**
-   * Moves `runs` (byte ranges at the same offsets in both buffers) in one staging round trip. With
-   * `settle: 'submitted'` it resolves once the copy into `to` is on the destination's queue: work
-   * submitted there afterwards sees the bytes, and the caller need not wait for the queue to drain.
-   * `observe`, if given, gets the host times of the transfer's stages once it has settled.
+   * Moves `runs` (byte ranges at the same offsets in both buffers). With `settle: 'submitted'` it
+   * resolves once every copy into `to` is on the destination's queue: work submitted there afterwards
+   * sees the bytes, and the caller need not wait for the queue to drain. `observe`, if given, gets the
+   * host times of the transfer's stages once it has settled. `label` names the transfer in errors
+   * (e.g. "chunk 3 (rank 0 -> rank 1)").
    */
   async copyRuns(
     from: { readonly device: DeviceHandle; readonly buffer: GPUBuffer },
@@ -118,12 +125,14 @@ export class PeerCopier {
     runs: readonly { readonly offset: number; readonly bytes: number }[],
     settle: 'done' | 'submitted' = 'done',
     observe?: (stages: TransferStages) => void,
+    label?: string,
   ): Promise<void> {
     const bad = runs.find((r) => r.bytes % 4 !== 0 || r.bytes <= 0 || r.offset % 4 !== 0);
     if (bad || runs.length === 0) {
       throw new UsageError(`peer copy: runs must be non-empty, with offsets and sizes positive multiples of 4${bad ? `, got ${bad.bytes} bytes at ${bad.offset}` : ''}`);
     }
-    await this.move(from.device, from.buffer, to.device, to.buffer, runs.map((r) => ({ from: r.offset, to: r.offset, bytes: r.bytes })), settle, observe);
+    const ranges = runs.map((r) => ({ from: r.offset, to: r.offset, bytes: r.bytes }));
+    await this.move(from.device, from.buffer, to.device, to.buffer, ranges, settle, observe, label ?? `of ${ranges.reduce((n, r) => n + r.bytes, 0)} bytes`);
   }
 
   private async move(
@@ -131,51 +140,80 @@ export class PeerCopier {
     sourceBuffer: GPUBuffer,
     target: DeviceHandle,
     targetBuffer: GPUBuffer,
-    runs: readonly { readonly from: number; readonly to: number; readonly bytes: number }[],
+    ranges: readonly ByteRange[],
     settle: 'done' | 'submitted',
-    observe?: (stages: TransferStages) => void,
+    observe: ((stages: TransferStages) => void) | undefined,
+    label: string,
   ): Promise<void> {
     const startMs = performance.now();
+    const total = ranges.reduce((n, r) => n + r.bytes, 0);
+    const size = pieceSize(total, this.ring, this.minPieceBytes, this.maxPieceBytes);
+    const pieces = cutPieces(ranges, size);
+    let sourceMappedMs = 0;
+    let submittedMs = 0;
+    let next = 0;
+    // Uploads complete in queue order, so the last one's staging mapping again means all have landed.
+    let lastLanded: Promise<void> = Promise.resolve();
+    const lane = async () => {
+      while (next < pieces.length) {
+        const i = next++;
+        try {
+          const { landed } = await this.movePiece(source, sourceBuffer, target, targetBuffer, pieces[i]!, size, i === 0 ? () => (sourceMappedMs = performance.now()) : undefined);
+          if (i === pieces.length - 1) lastLanded = landed;
+          submittedMs = Math.max(submittedMs, performance.now());
+        } catch (e) {
+          next = pieces.length; // the other lanes stop taking pieces
+          throw e instanceof UsageError ? e : new PeerCopyError(label, describe(source), describe(target), i, pieces.length, e);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.ring, pieces.length) }, lane));
+    if (settle === 'done') {
+      try {
+        await withTimeout(lastLanded, this.timeoutMs, 'peer copy: writing the destination', target.device);
+      } catch (e) {
+        throw new PeerCopyError(label, describe(source), describe(target), pieces.length - 1, pieces.length, e);
+      }
+    }
+    observe?.({ startMs, sourceMappedMs, submittedMs, ...(settle === 'done' ? { doneMs: performance.now() } : {}) });
+  }
+
+  /** One piece: read back, host copy, upload submitted. `landed` settles once the upload is done (wrapped, so awaiting the piece does not wait for it). */
+  private async movePiece(
+    source: DeviceHandle,
+    sourceBuffer: GPUBuffer,
+    target: DeviceHandle,
+    targetBuffer: GPUBuffer,
+    piece: Piece,
+    stagingBytes: number,
+    onMapped?: () => void,
+  ): Promise<{ readonly landed: Promise<void> }> {
     const src = source.device;
     const dst = target.device;
-    const bytes = runs.reduce((n, r) => n + r.bytes, 0);
-    const reads = this.pool(this.readPools, src, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-    const writes = this.pool(this.writePools, dst, GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC);
-    const readStaging = reads.take(bytes);
-    const writeStaging = writes.take(bytes);
+    const reads = this.readPool(src);
+    const uploads = this.uploadPool(dst);
+    const readback = reads.take(stagingBytes);
+    const upload = uploads.take(stagingBytes);
     try {
       const out = src.createCommandEncoder({ label: 'peer-copy out' });
-      let packed = 0;
-      for (const r of runs) {
-        out.copyBufferToBuffer(sourceBuffer, r.from, readStaging, packed, r.bytes);
-        packed += r.bytes;
-      }
+      for (const s of piece.segments) out.copyBufferToBuffer(sourceBuffer, s.from, readback, s.packed, s.bytes);
       src.queue.submit([out.finish()]);
       await Promise.all([
-        withTimeout(readStaging.mapAsync(GPUMapMode.READ, 0, bytes), this.timeoutMs, 'peer copy: reading the source', src),
-        withTimeout(writeStaging.mapAsync(GPUMapMode.WRITE, 0, bytes), this.timeoutMs, 'peer copy: mapping the destination staging', dst),
+        withTimeout(readback.mapAsync(GPUMapMode.READ, 0, piece.bytes), this.timeoutMs, 'peer copy: reading the source', src),
+        withTimeout(upload.ready, this.timeoutMs, 'peer copy: mapping the destination staging', dst),
       ]);
-      const sourceMappedMs = performance.now();
-      new Uint8Array(writeStaging.getMappedRange(0, bytes)).set(new Uint8Array(readStaging.getMappedRange(0, bytes)));
-      readStaging.unmap();
-      writeStaging.unmap();
+      onMapped?.();
+      new Uint8Array(upload.buffer.getMappedRange(0, piece.bytes)).set(new Uint8Array(readback.getMappedRange(0, piece.bytes)));
+      upload.buffer.unmap();
       const into = dst.createCommandEncoder({ label: 'peer-copy in' });
-      packed = 0;
-      for (const r of runs) {
-        into.copyBufferToBuffer(writeStaging, packed, targetBuffer, r.to, r.bytes);
-        packed += r.bytes;
-      }
+      for (const s of piece.segments) into.copyBufferToBuffer(upload.buffer, s.packed, targetBuffer, s.to, s.bytes);
       dst.queue.submit([into.finish()]);
-      const submittedMs = performance.now();
-      // A staging buffer given back now is safe: mapping it again waits for this copy to finish.
-      if (settle === 'done') await withTimeout(dst.queue.onSubmittedWorkDone(), this.timeoutMs, 'peer copy: writing the destination', dst);
-      observe?.({ startMs, sourceMappedMs, submittedMs, ...(settle === 'done' ? { doneMs: performance.now() } : {}) });
     } finally {
-      if (readStaging.mapState === 'mapped') readStaging.unmap();
-      if (writeStaging.mapState === 'mapped') writeStaging.unmap();
-      reads.give(readStaging);
-      writes.give(writeStaging);
+      reads.give(readback);
+      // Mapped again at once: ready for the next piece, and its resolving says this upload is done.
+      uploads.give(upload);
     }
+    return { landed: upload.ready };
   }
 
   /** Every transfer, at most `inFlight` at once, in order of starting. */
@@ -188,8 +226,8 @@ export class PeerCopier {
   }
 
   destroy(): void {
-    for (const p of [...this.readPools.values(), ...this.writePools.values()]) p.destroy();
+    for (const p of [...this.readPools.values(), ...this.uploadPools.values()]) p.destroy();
     this.readPools.clear();
-    this.writePools.clear();
+    this.uploadPools.clear();
   }
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDevices, PeerCopier, UsageError, type PlacedDeviceHandle, type TransferStages } from '../src/index.js';
+import { openDevices, PeerCopier, PeerCopyError, UsageError, type PlacedDeviceHandle, type TransferStages } from '../src/index.js';
 import { hasWebGPU } from './webgpu.js';
 
 describe.skipIf(!hasWebGPU)('PeerCopier', () => {
@@ -80,6 +80,69 @@ describe.skipIf(!hasWebGPU)('PeerCopier', () => {
     copier.destroy();
     source.destroy();
     target.destroy();
+  });
+
+  it('streams a transfer of several pieces through the ring, runs crossing piece boundaries', async () => {
+    const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    const n = 4096;
+    const data = Uint32Array.from({ length: n }, () => (Math.random() * 2 ** 32) >>> 0);
+    const source = bufferWith(a.device, data);
+    const target = bufferWith(b.device, new Uint32Array(n));
+    // 1 KiB pieces, two in flight: the three runs below make 7 pieces, some holding parts of two runs.
+    const copier = new PeerCopier({ ring: 2, minPieceBytes: 1024, maxPieceBytes: 1024 });
+    const runs = [
+      { offset: 0, bytes: 1500 },
+      { offset: 4000, bytes: 3000 },
+      { offset: 12000, bytes: 2500 },
+    ];
+    await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, runs);
+    const got = await read(b.device, target);
+    const want = new Uint32Array(n);
+    for (const r of runs) want.set(data.subarray(r.offset / 4, (r.offset + r.bytes) / 4), r.offset / 4);
+    expect(got).toEqual(want);
+    // Two lanes, each one read-back and one upload buffer of 1 KiB.
+    expect(copier.stagingBuffers).toBe(4);
+    copier.destroy();
+    source.destroy();
+    target.destroy();
+  });
+
+  it('keeps its staging pool flat over 1000 transfers', async () => {
+    const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    const source = bufferWith(a.device, Uint32Array.from({ length: 2048 }, (_, i) => i));
+    const target = bufferWith(b.device, new Uint32Array(2048));
+    const copier = new PeerCopier({ ring: 3, minPieceBytes: 1024, maxPieceBytes: 1024 });
+    const once = (i: number) =>
+      copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: 8192 }], i % 2 === 0 ? 'done' : 'submitted');
+    await once(0);
+    const warm = copier.stagingBuffers;
+    for (let i = 1; i < 1000; i++) await once(i);
+    expect(copier.stagingBuffers).toBe(warm);
+    expect(warm).toBe(6);
+    const got = await read(b.device, target);
+    expect(got[2047]).toBe(2047);
+    copier.destroy();
+    source.destroy();
+    target.destroy();
+  });
+
+  it('ends a transfer whose source device is lost in a PeerCopyError naming the transfer, the devices and the piece', async () => {
+    const [lost, kept] = (await openDevices(2, { gpus: [] })) as [PlacedDeviceHandle, PlacedDeviceHandle];
+    const source = bufferWith(lost.device, new Uint32Array(1024));
+    const target = bufferWith(kept.device, new Uint32Array(1024));
+    const copier = new PeerCopier({ timeoutMs: 5_000 });
+    lost.device.destroy();
+    const copying = copier.copyRuns({ device: lost, buffer: source }, { device: kept, buffer: target }, [{ offset: 0, bytes: 4096 }], 'done', undefined, 'chunk 3 (rank 0 -> rank 1)');
+    const error = await copying.then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(PeerCopyError);
+    const e = error as PeerCopyError;
+    expect(e.message).toContain('chunk 3 (rank 0 -> rank 1)');
+    expect(e.fromDevice).toContain('device 0');
+    expect(e.toDevice).toContain('device 1');
+    expect([e.piece, e.pieces]).toEqual([0, 1]);
+    copier.destroy();
+    kept.close();
+    lost.close();
   });
 
   it('refuses sizes and offsets that are not multiples of 4', async () => {
