@@ -5,7 +5,10 @@
  * go on the machine's GPUs in turn (two on one GPU when it has one: the bytes still travel through
  * the host). Prints JSON lines and writes multi-device.json into the directory given (or $OUT).
  *
- *   node dist/multi.mjs [--quick] [--out DIR]
+ *   node dist/multi.mjs [--quick] [--out DIR] [--dtypes f32,f16] [--no-peer-copy]
+ *
+ * The peer-copy rows here are the sustained rate with several transfers in flight; peercopy.mjs
+ * (peer-copy-bench.ts) has the copier's single-transfer figures beside the PyTorch peer.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -48,11 +51,11 @@ async function peerCopyBandwidth(devices: readonly PlacedDeviceHandle[], mib: nu
   }
 }
 
-async function placedWorkload(devices: readonly PlacedDeviceHandle[], workload: 'ag-gemm' | 'gemm-rs', ranks: number, size: number, runs: number) {
+async function placedWorkload(devices: readonly PlacedDeviceHandle[], workload: 'ag-gemm' | 'gemm-rs', ranks: number, size: number, runs: number, dtype: 'f32' | 'f16') {
   const w = getWorkload(workload);
   // The same total work as a size³ GEMM, as in bench.mjs.
   const shape = workload === 'ag-gemm' ? { m: size, n: size / ranks, k: size } : { m: size, n: size, k: size / ranks };
-  const o = { ranks, shape, dtype: 'f32' as const, block: { m: 128, n: 128, k: 8 } };
+  const o = { ranks, shape, dtype, block: { m: 128, n: 128, k: 8 } };
   const { kernel, plan } = w.build(o);
   const compiled = compileOrThrow(kernel, plan);
   const rankDevice = Array.from({ length: ranks }, (_, r) => Math.floor((r * devices.length) / ranks));
@@ -69,14 +72,15 @@ async function placedWorkload(devices: readonly PlacedDeviceHandle[], workload: 
     const fused = await time(true);
     const sequential = await time(false);
     const phases = placed.right.devices.map((d) => d.view.phases.length);
-    return { kind: `${workload}-placed`, ranks, devices: devices.length, shape, transferMiB: session.transferBytes / MiB, phases, fused, sequential, speedup: sequential.median / fused.median, tflops: (2 * size ** 3) / (fused.median * 1e-3) / 1e12 };
+    return { kind: `${workload}-placed`, dtype, ranks, devices: devices.length, shape, transferMiB: session.transferBytes / MiB, phases, fused, sequential, speedup: sequential.median / fused.median, tflops: (2 * size ** 3) / (fused.median * 1e-3) / 1e12 };
   } finally {
     session.destroy();
   }
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, dtypes: { type: 'string' }, 'no-peer-copy': { type: 'boolean' } } });
+  const dtypes = (values.dtypes ?? 'f32').split(',') as ('f32' | 'f16')[];
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
@@ -87,19 +91,26 @@ async function main(): Promise<void> {
   };
   try {
     report({ kind: 'devices', placements: devices.map((d) => d.placement.description), adapter: devices[0]!.adapterInfo });
-    for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
-      for (const ranks of [2, 4]) {
-        const r = await runWorkload({ workload, ranks, shape: { m: 512, n: 256, k: 256 }, dtype: 'f32', order: 'chunk-arrival', backend: 'auto', seed: 1, handles: devices });
-        report({ kind: 'verify', workload, ranks, devices: r.devices, backend: r.backend, verified: r.verified, maxAbsError: r.maxAbsError });
+    for (const dtype of dtypes) {
+      for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
+        for (const ranks of [2, 4]) {
+          const r = await runWorkload({ workload, ranks, shape: { m: 512, n: 256, k: 256 }, dtype, order: 'chunk-arrival', backend: 'auto', seed: 1, handles: devices }).catch((e: unknown) => e as Error);
+          report(r instanceof Error ? { kind: 'verify', workload, dtype, ranks, error: String(r) } : { kind: 'verify', workload, dtype, ranks, devices: r.devices, backend: r.backend, verified: r.verified, maxAbsError: r.maxAbsError });
+        }
       }
     }
-    for (const mib of quick ? [1, 16] : [1, 4, 16, 64, 256]) {
+    for (const mib of values['no-peer-copy'] ? [] : quick ? [1, 16] : [1, 4, 16, 64, 256]) {
       report(await peerCopyBandwidth(devices, mib, quick ? 3 : 10, 1));
       if (mib <= 64) report(await peerCopyBandwidth(devices, mib, quick ? 3 : 10, 4));
     }
     const size = quick ? 1024 : 4096;
-    for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
-      for (const ranks of [2, 4]) report(await placedWorkload(devices, workload, ranks, size, quick ? 3 : 10));
+    for (const dtype of dtypes) {
+      for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
+        for (const ranks of [2, 4]) {
+          // One failing row (f16 where the device lacks it) is reported, and the others still run.
+          report(await placedWorkload(devices, workload, ranks, size, quick ? 3 : 10, dtype).catch((e: unknown) => ({ kind: `${workload}-placed`, dtype, ranks, error: String(e) })));
+        }
+      }
     }
   } finally {
     devices.forEach((d) => d.close());

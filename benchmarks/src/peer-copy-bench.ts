@@ -7,6 +7,7 @@
  *           copy, against queue.writeBuffer) at 4 and 64 MiB
  *   copy    PeerCopier at 1, 4, 16, 64 and 256 MiB, one transfer at a time, end to end (until the
  *           bytes are on the destination), checked against the random source bytes
+ *   sweep   the ring's depth and piece size at 1 and 64 MiB
  *   peer    benchmarks/peers/host_copy.py on the same GPU(s) (PyTorch through pinned host memory,
  *           serial and pipelined), and our GB/s as a ratio of each
  * Prints JSON lines and writes peer-copy.json into --out (or $OUT).
@@ -202,6 +203,16 @@ async function main(): Promise<void> {
       report(r);
     }
     copier.destroy();
+    for (const mib of quick ? [1] : [1, 64]) {
+      for (const ring of [1, 2, 4, 8]) {
+        for (const maxPieceMiB of mib === 1 ? [1] : [1, 4, 16]) {
+          // At 1 MiB the piece is what `ring` makes it (1 MiB / ring); at 64 MiB the largest piece decides.
+          const swept = new PeerCopier({ ring, maxPieceBytes: maxPieceMiB * MiB });
+          report({ ...(await peerCopy(devices, swept, mib, runs)), kind: 'sweep', ring, maxPieceMiB });
+          swept.destroy();
+        }
+      }
+    }
     if (!values['no-peer']) {
       const peer = hostCopyPeer(Number(values.src ?? 0), Number(values.dst ?? 0), sizes.at(-1)!);
       peer.forEach(report);

@@ -18,10 +18,12 @@ interface Deferred {
   reject(e: unknown): void;
 }
 
-/** A chunk's bytes and the devices it goes between. */
+/** A chunk's bytes, the devices it goes between and the ranks it goes between (for errors). */
 interface Route extends ChunkTransfer {
   readonly from: number;
   readonly to: number;
+  readonly fromRank: number;
+  readonly toRank: number;
 }
 
 function deferred(): Deferred {
@@ -58,7 +60,7 @@ export class PlacedSession {
     const transfers = new Map<number, Route>();
     module.chunks.forEach((c, i) => {
       const [from, to] = [placed.rankDevice[c.src]!, placed.rankDevice[c.dst]!];
-      if (from !== to) transfers.set(i, { ...chunkTransfer(c, i, tensors.find((t) => t.name === c.tensor)!), from, to });
+      if (from !== to) transfers.set(i, { ...chunkTransfer(c, i, tensors.find((t) => t.name === c.tensor)!), from, to, fromRank: c.src, toRank: c.dst });
     });
     const sessions: FusedSession[] = [];
     try {
@@ -93,7 +95,7 @@ export class PlacedSession {
       for (const d of landed.values()) d.reject(failure);
     };
     const send = (c: number): Promise<void> => {
-      const { from, to, tensor, runs, name, bytes } = this.transfers.get(c)!;
+      const { from, to, tensor, runs, name, bytes, fromRank, toRank } = this.transfers.get(c)!;
       return this.copier
         .copyRuns(
           { device: this.devices[from]!, buffer: this.sessions[from]!.tensorBuffer(tensor) },
@@ -101,6 +103,7 @@ export class PlacedSession {
           runs,
           overlap ? 'submitted' : 'done',
           record && ((stages) => record.transfers.push({ ...stages, chunk: c, name, from, to, bytes, byteRuns: runs.length })),
+          `of chunk ${c} %${name} (rank ${fromRank} -> rank ${toRank})`,
         )
         .then(() => landed.get(c)!.resolve(), fail);
     };
