@@ -40,9 +40,10 @@ const FLAGS: u32 = 4u;
 const COUNTERS: u32 = 6u;
 const LOCKS: u32 = 8u;
 const PARTS_AT: u32 = 43u;
-const DESCRIPTOR_WORDS: u32 = 18u;
+const DESCRIPTOR_WORDS: u32 = 21u;
 const NO_LOCK: u32 = 4294967295u;
 const NONE: u32 = 0xffffffffu;
+const MOVE_BATCH: u32 = 4u;
 
 // Parts this workgroup completed and has yet to publish.
 var<workgroup> wg_pending: array<u32, 4>; // the count is wg.pending_count
@@ -81,11 +82,13 @@ fn acquire_lock(lock: u32, chunk: u32, rank: u32) -> u32 {
   return 0u;
 }
 
-// Invocation 0 only: one more requirement of `part` is met; queue it if that was the last.
+// Invocation 0 only: one more requirement of `part` is met, counted on its lead's counter (itself
+// unless it is a merged reduce-add); queue the lead if that was the last.
 fn count_requirement(part: u32) {
-  let d = PARTS_AT + part * DESCRIPTOR_WORDS;
-  if (atomicAdd(&ctl[COUNTERS + part], 1u) + 1u == tables[d + 6u]) {
-    wg_pending[wg.pending_count] = part;
+  let lead = tables[PARTS_AT + part * DESCRIPTOR_WORDS + 10u];
+  let d = PARTS_AT + lead * DESCRIPTOR_WORDS;
+  if (atomicAdd(&ctl[COUNTERS + lead], 1u) + 1u == tables[d + 6u]) {
+    wg_pending[wg.pending_count] = lead;
     wg.pending_count += 1u;
   }
 }
@@ -95,16 +98,33 @@ fn move_part(part: u32, lid: u32) {
   let add = tables[d + 2u] == 1u;
   let src = tables[d + 4u];
   let dst = tables[d + 5u];
-  let lo = vec4u(tables[d + 10u], tables[d + 11u], tables[d + 12u], tables[d + 13u]);
-  let extent = vec4u(tables[d + 14u], tables[d + 15u], tables[d + 16u], tables[d + 17u]);
+  let lo = vec4u(tables[d + 13u], tables[d + 14u], tables[d + 15u], tables[d + 16u]);
+  let extent = vec4u(tables[d + 17u], tables[d + 18u], tables[d + 19u], tables[d + 20u]);
+  let members = tables[d + 12u];
+  let member_at = PARTS_AT + tables[d + 11u];
   switch tables[d + 1u] {
     case 0u: {
-      for (var e = lid; e < tables[d + 9u]; e += WORKGROUP_SIZE) {
-        let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);
-        let at = x[2] * 64u + x[3] * 1u;
-        let target_at = dst * 8192u + at;
-        let source_at = src * 8192u + at;
-        if (add) { t_A[target_at] = t_A[target_at] + t_A[source_at]; } else { t_A[target_at] = t_A[source_at]; }
+      for (var e0 = lid; e0 < tables[d + 9u]; e0 += WORKGROUP_SIZE * MOVE_BATCH) {
+        var at: array<u32, MOVE_BATCH>;
+        var value: array<f16, MOVE_BATCH>;
+        for (var u = 0u; u < MOVE_BATCH; u++) {
+          let e = e0 + u * WORKGROUP_SIZE;
+          if (e >= tables[d + 9u]) { break; }
+          let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);
+          at[u] = x[2] * 64u + x[3] * 1u;
+          if (members > 0u) {
+            var acc = t_A[dst * 8192u + at[u]];
+            for (var m = 0u; m < members; m++) {
+              acc += t_A[tables[PARTS_AT + tables[member_at + m] * DESCRIPTOR_WORDS + 4u] * 8192u + at[u]];
+            }
+            value[u] = acc;
+          }
+          else if (add) { value[u] = t_A[dst * 8192u + at[u]] + t_A[src * 8192u + at[u]]; }
+          else { value[u] = t_A[src * 8192u + at[u]]; }
+        }
+        for (var u = 0u; u < MOVE_BATCH; u++) {
+          if (e0 + u * WORKGROUP_SIZE < tables[d + 9u]) { t_A[dst * 8192u + at[u]] = value[u]; }
+        }
       }
     }
     default: {}
@@ -130,8 +150,14 @@ fn publish_pending(lid: u32) {
     storageBarrier();
     if (lid == 0u) {
       if (lock != NO_LOCK) { atomicStore(&ctl[LOCKS + lock], 0u); }
-      atomicStore(&ctl[FLAGS + part], 1u);
-      for (var i = 0u; i < tables[d + 8u]; i++) { count_requirement(tables[PARTS_AT + tables[d + 7u] + i]); }
+      // A merged lead publishes each of its members (itself among them); any other part just itself.
+      let members = max(tables[d + 12u], 1u);
+      for (var m = 0u; m < members; m++) {
+        let q = select(part, tables[PARTS_AT + tables[d + 11u] + m], tables[d + 12u] > 0u);
+        let dq = PARTS_AT + q * DESCRIPTOR_WORDS;
+        atomicStore(&ctl[FLAGS + q], 1u);
+        for (var i = 0u; i < tables[dq + 8u]; i++) { count_requirement(tables[PARTS_AT + tables[dq + 7u] + i]); }
+      }
     }
   }
 }

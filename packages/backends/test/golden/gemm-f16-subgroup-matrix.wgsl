@@ -40,9 +40,10 @@ const FLAGS: u32 = 4u;
 const COUNTERS: u32 = 4u;
 const LOCKS: u32 = 4u;
 const PARTS_AT: u32 = 14u;
-const DESCRIPTOR_WORDS: u32 = 18u;
+const DESCRIPTOR_WORDS: u32 = 21u;
 const NO_LOCK: u32 = 4294967295u;
 const NONE: u32 = 0xffffffffu;
+const MOVE_BATCH: u32 = 4u;
 
 // Parts this workgroup completed and has yet to publish.
 var<workgroup> wg_pending: array<u32, 4>; // the count is wg.pending_count
@@ -81,11 +82,13 @@ fn acquire_lock(lock: u32, chunk: u32, rank: u32) -> u32 {
   return 0u;
 }
 
-// Invocation 0 only: one more requirement of `part` is met; queue it if that was the last.
+// Invocation 0 only: one more requirement of `part` is met, counted on its lead's counter (itself
+// unless it is a merged reduce-add); queue the lead if that was the last.
 fn count_requirement(part: u32) {
-  let d = PARTS_AT + part * DESCRIPTOR_WORDS;
-  if (atomicAdd(&ctl[COUNTERS + part], 1u) + 1u == tables[d + 6u]) {
-    wg_pending[wg.pending_count] = part;
+  let lead = tables[PARTS_AT + part * DESCRIPTOR_WORDS + 10u];
+  let d = PARTS_AT + lead * DESCRIPTOR_WORDS;
+  if (atomicAdd(&ctl[COUNTERS + lead], 1u) + 1u == tables[d + 6u]) {
+    wg_pending[wg.pending_count] = lead;
     wg.pending_count += 1u;
   }
 }
@@ -95,8 +98,10 @@ fn move_part(part: u32, lid: u32) {
   let add = tables[d + 2u] == 1u;
   let src = tables[d + 4u];
   let dst = tables[d + 5u];
-  let lo = vec4u(tables[d + 10u], tables[d + 11u], tables[d + 12u], tables[d + 13u]);
-  let extent = vec4u(tables[d + 14u], tables[d + 15u], tables[d + 16u], tables[d + 17u]);
+  let lo = vec4u(tables[d + 13u], tables[d + 14u], tables[d + 15u], tables[d + 16u]);
+  let extent = vec4u(tables[d + 17u], tables[d + 18u], tables[d + 19u], tables[d + 20u]);
+  let members = tables[d + 12u];
+  let member_at = PARTS_AT + tables[d + 11u];
   switch tables[d + 1u] {
     default: {}
   }
@@ -121,8 +126,14 @@ fn publish_pending(lid: u32) {
     storageBarrier();
     if (lid == 0u) {
       if (lock != NO_LOCK) { atomicStore(&ctl[LOCKS + lock], 0u); }
-      atomicStore(&ctl[FLAGS + part], 1u);
-      for (var i = 0u; i < tables[d + 8u]; i++) { count_requirement(tables[PARTS_AT + tables[d + 7u] + i]); }
+      // A merged lead publishes each of its members (itself among them); any other part just itself.
+      let members = max(tables[d + 12u], 1u);
+      for (var m = 0u; m < members; m++) {
+        let q = select(part, tables[PARTS_AT + tables[d + 11u] + m], tables[d + 12u] > 0u);
+        let dq = PARTS_AT + q * DESCRIPTOR_WORDS;
+        atomicStore(&ctl[FLAGS + q], 1u);
+        for (var i = 0u; i < tables[dq + 8u]; i++) { count_requirement(tables[PARTS_AT + tables[dq + 7u] + i]); }
+      }
     }
   }
 }
