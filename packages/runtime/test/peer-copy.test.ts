@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDevices, PeerCopier, PeerCopyError, UsageError, type PlacedDeviceHandle, type TransferStages } from '../src/index.js';
+import { GpuTimeoutError, openDevices, PeerCopier, PeerCopyError, UsageError, type PlacedDeviceHandle, type TransferStages } from '../src/index.js';
 import { hasWebGPU } from './webgpu.js';
 
 describe.skipIf(!hasWebGPU)('PeerCopier', () => {
@@ -143,6 +143,43 @@ describe.skipIf(!hasWebGPU)('PeerCopier', () => {
     copier.destroy();
     kept.close();
     lost.close();
+  });
+
+  it('ends a transfer whose source does not finish in time in a PeerCopyError with the timeout as its cause', async () => {
+    const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    const source = bufferWith(a.device, new Uint32Array(1024));
+    const target = bufferWith(b.device, new Uint32Array(1024));
+    // A bounded busy kernel on the source: the copy out queues behind it, so reading the source waits.
+    const module = a.device.createShaderModule({
+      code: `@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) {
+  var s = i;
+  for (var k = 0u; k < 4000000u; k++) { s = s * 1664525u + k; }
+  out[i] = s;
+}`,
+    });
+    const pipeline = a.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+    const busy = a.device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE });
+    const encoder = a.device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, a.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: busy } }] }));
+    pass.dispatchWorkgroups(1);
+    pass.end();
+    const started = performance.now();
+    a.device.queue.submit([encoder.finish()]);
+    const copier = new PeerCopier({ timeoutMs: 20 });
+    const error = await copier
+      .copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: 4096 }], 'done', undefined, 'chunk 5 (rank 1 -> rank 0)')
+      .then(() => undefined, (e: unknown) => e);
+    await a.device.queue.onSubmittedWorkDone();
+    // The kernel really outlasted the timeout, so the transfer had to give up.
+    expect(performance.now() - started).toBeGreaterThan(40);
+    expect(error).toBeInstanceOf(PeerCopyError);
+    expect((error as PeerCopyError).cause).toBeInstanceOf(GpuTimeoutError);
+    expect((error as PeerCopyError).message).toMatch(/chunk 5 \(rank 1 -> rank 0\) from device 0 .* to device 1 .* piece 1 of 1: timed out after 20 ms waiting for peer copy: reading the source/);
+    copier.destroy();
+    for (const x of [source, target, busy]) x.destroy();
   });
 
   it('refuses sizes and offsets that are not multiples of 4', async () => {
