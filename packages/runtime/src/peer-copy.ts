@@ -4,12 +4,13 @@
  * MAP_READ staging buffer of the source and mapped, its bytes are copied on the host into a MAP_WRITE
  * staging buffer of the destination that is already mapped (staging-pool.ts keeps them mapped ahead),
  * and that is copied into place. With `ring` pieces in flight, the read-back of one piece, the host
- * copy of another and the upload of a third run at once.
+ * copy of another and the upload of a third run at once. A transfer is done when every piece's upload
+ * buffer has mapped again (which waits for its upload): no onSubmittedWorkDone.
  *
- * Measured on the H100 (benchmarks/peer-copy.md): a read-back moves ~50 GB/s and Dawn's map round
- * trip takes ~0.04 ms, but the host copy out of a mapped read-back range runs at 7-14 GB/s on one
- * core, and that copy is what bounds a transfer; queue.writeBuffer managed 1.3 GB/s, so uploads go
- * through mapped staging.
+ * Measured on the H100 (benchmarks/peer-copy.md): a read-back moves ~50 GB/s and Dawn resolves a map
+ * 0.02-0.05 ms after the GPU is done, but the host copy out of a mapped read-back range runs at
+ * 6-13 GB/s on the one JS thread, and that copy is what bounds a transfer; queue.writeBuffer managed
+ * 1.3 GB/s, so uploads go through mapped staging.
  */
 import type { DeviceHandle } from './gpu.js';
 import { PeerCopyError, UsageError } from './errors.js';
@@ -152,14 +153,14 @@ export class PeerCopier {
     let sourceMappedMs = 0;
     let submittedMs = 0;
     let next = 0;
-    // Uploads complete in queue order, so the last one's staging mapping again means all have landed.
-    let lastLanded: Promise<void> = Promise.resolve();
+    // Per piece: its upload staging mapping again, which resolves once that upload is done.
+    const landed: Promise<void>[] = [];
     const lane = async () => {
       while (next < pieces.length) {
         const i = next++;
         try {
-          const { landed } = await this.movePiece(source, sourceBuffer, target, targetBuffer, pieces[i]!, size, i === 0 ? () => (sourceMappedMs = performance.now()) : undefined);
-          if (i === pieces.length - 1) lastLanded = landed;
+          const moved = await this.movePiece(source, sourceBuffer, target, targetBuffer, pieces[i]!, size, i === 0 ? () => (sourceMappedMs = performance.now()) : undefined);
+          landed.push(moved.landed);
           submittedMs = Math.max(submittedMs, performance.now());
         } catch (e) {
           next = pieces.length; // the other lanes stop taking pieces
@@ -170,7 +171,7 @@ export class PeerCopier {
     await Promise.all(Array.from({ length: Math.min(this.ring, pieces.length) }, lane));
     if (settle === 'done') {
       try {
-        await withTimeout(lastLanded, this.timeoutMs, 'peer copy: writing the destination', target.device);
+        await withTimeout(Promise.all(landed), this.timeoutMs, 'peer copy: writing the destination', target.device);
       } catch (e) {
         throw new PeerCopyError(label, describe(source), describe(target), pieces.length - 1, pieces.length, e);
       }
