@@ -23,8 +23,13 @@ describe('fused kernels on the software adapter, against the CPU reference', () 
     for (const order of ['row-major', 'grouped'] as const) cases.push({ ...base, workload, ranks: 2, order, shape: { m: 96, n: 64, k: 32 } });
     cases.push({ ...base, workload, ranks: 4, chunksPerRank: 2, shape: { m: 128, n: 64, k: 32 } });
   }
+  // One-shot reductions: the adds into each shard merge into one pass (gpu-signal chunk-table.ts); a
+  // dropped partial is off by a whole product.
+  cases.push({ ...base, workload: 'gemm-rs', ranks: 3, reduction: 'one-shot', shape: { m: 100, n: 72, k: 40 } });
+  cases.push({ ...base, workload: 'gemm-rs', ranks: 4, reduction: 'one-shot', chunksPerRank: 2, shape: { m: 128, n: 64, k: 32 } });
+  cases.push({ ...base, workload: 'gemv-ar', ranks: 3, reduction: 'one-shot', shape: { m: 4, n: 96, k: 64 } });
 
-  it.each(cases)('$workload ranks=$ranks $shape.m x $shape.n x $shape.k order=$order chunks=$chunksPerRank', async (o) => {
+  it.each(cases)('$workload ranks=$ranks $shape.m x $shape.n x $shape.k order=$order chunks=$chunksPerRank reduction=$reduction', async (o) => {
     const report = await runWorkload({ ...o, device });
     expect(report.maxAbsError).toBe(0);
     expect(report.verified).toBe(true);

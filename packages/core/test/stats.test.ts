@@ -1,10 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { summarize, warmUntilSettled } from '../src/stats.js';
+import { rowSample } from '../src/run.js';
 
 describe('summarize', () => {
   it('gives the median (mean of the middle two for an even count), min, max and count', () => {
     expect(summarize([3, 1, 4, 1])).toEqual({ median: 2, min: 1, max: 4, runs: 4 });
     expect(summarize([])).toEqual({ median: NaN, min: NaN, max: NaN, runs: 0 });
+  });
+
+  it('shows no spread for runs timed only as a batch (their samples are the batch mean repeated)', () => {
+    expect(summarize([2, 2, 2], false)).toEqual({ median: 2, min: NaN, max: NaN, runs: 3 });
+  });
+});
+
+describe('rowSample', () => {
+  it('keeps about the asked number of rows, one per stride, each at a different offset within it', () => {
+    const kept = Array.from({ length: 4096 }, (_, r) => r).filter(rowSample(4096, 16));
+    expect(kept.length).toBe(16);
+    expect(new Set(kept.map((r) => r % 256)).size).toBe(16);
+    expect(Array.from({ length: 10 }, (_, r) => r).filter(rowSample(10, 64))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 });
 

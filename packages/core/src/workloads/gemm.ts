@@ -14,8 +14,12 @@ import type { BlockShape, ReductionPlan, TensorData, Workload, WorkloadOptions, 
 export const BLOCK_MN = [16, 32, 64, 128] as const;
 export const BLOCK_K = [8, 16, 32] as const;
 
-/** The reduction gemm-rs and gemv-ar use unless told (see `WorkloadOptions.reduction`). */
-export const DEFAULT_REDUCTION: ReductionPlan = 'one-shot';
+/**
+ * The reduction gemm-rs and gemv-ar use unless told (see `WorkloadOptions.reduction`). Ring: on the
+ * H100 its fused kernel beat the one-shot one on every gemm-rs row measured (benchmarks/README.md,
+ * reduce-scatter section).
+ */
+export const DEFAULT_REDUCTION: ReductionPlan = 'ring';
 
 /** The smallest power of two >= x (1 for x <= 1). */
 function ceilPow2(x: number): number {
