@@ -52,7 +52,6 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   w.line(`const DESCRIPTOR_WORDS: u32 = ${DESCRIPTOR_WORDS}u;`);
   w.line(`const NO_LOCK: u32 = ${NO_LOCK}u;`);
   w.line('const NONE: u32 = 0xffffffffu;');
-  w.line('const MOVE_BATCH: u32 = 4u;');
   w.line();
   w.line('// Parts this workgroup completed and has yet to publish.');
   w.line(`var<workgroup> wg_pending: array<u32, ${wholeWords(ctx.table.maxPending, 4)}>; // the count is wg.pending_count`);
@@ -128,29 +127,19 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
         // Axes are right-aligned in the descriptor: the tensor's axis i is lane MAX_DIMS - rank + i.
         const at = strides.map((s, i) => `x[${MAX_DIMS - t.shape.length + i}] * ${s}u`).join(' + ');
         w.block(`case ${t.binding}u:`, () => {
-          // MOVE_BATCH elements per invocation and round, all loaded before any is stored: independent
-          // loads in flight hide memory latency, which bounds a lone workgroup publishing a part.
-          w.block(`for (var e0 = lid; e0 < ${field('elements')}; e0 += WORKGROUP_SIZE * MOVE_BATCH)`, () => {
-            w.line('var at: array<u32, MOVE_BATCH>;');
-            w.line(`var value: array<${t.dtype}, MOVE_BATCH>;`);
-            w.block('for (var u = 0u; u < MOVE_BATCH; u++)', () => {
-              w.line('let e = e0 + u * WORKGROUP_SIZE;');
-              w.line(`if (e >= ${field('elements')}) { break; }`);
-              w.line('let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);');
-              w.line(`at[u] = ${at};`);
-              w.block('if (members > 0u)', () => {
-                w.line(`var acc = ${ref}[dst * ${t.elementsPerRank}u + at[u]];`);
-                w.block('for (var m = 0u; m < members; m++)', () => {
-                  w.line(`acc += ${ref}[tables[PARTS_AT + tables[member_at + m] * DESCRIPTOR_WORDS + ${FIELD.src}u] * ${t.elementsPerRank}u + at[u]];`);
-                });
-                w.line('value[u] = acc;');
+          w.block(`for (var e = lid; e < ${field('elements')}; e += WORKGROUP_SIZE)`, () => {
+            w.line('let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);');
+            w.line(`let at = ${at};`);
+            w.line(`let target_at = dst * ${t.elementsPerRank}u + at;`);
+            w.line(`let source_at = src * ${t.elementsPerRank}u + at;`);
+            w.block('if (members > 0u)', () => {
+              w.line(`var acc = ${ref}[target_at];`);
+              w.block('for (var m = 0u; m < members; m++)', () => {
+                w.line(`acc += ${ref}[tables[PARTS_AT + tables[member_at + m] * DESCRIPTOR_WORDS + ${FIELD.src}u] * ${t.elementsPerRank}u + at];`);
               });
-              w.line(`else if (add) { value[u] = ${ref}[dst * ${t.elementsPerRank}u + at[u]] + ${ref}[src * ${t.elementsPerRank}u + at[u]]; }`);
-              w.line(`else { value[u] = ${ref}[src * ${t.elementsPerRank}u + at[u]]; }`);
+              w.line(`${ref}[target_at] = acc;`);
             });
-            w.block('for (var u = 0u; u < MOVE_BATCH; u++)', () => {
-              w.line(`if (e0 + u * WORKGROUP_SIZE < ${field('elements')}) { ${ref}[dst * ${t.elementsPerRank}u + at[u]] = value[u]; }`);
-            });
+            w.line(`else if (add) { ${ref}[target_at] = ${ref}[target_at] + ${ref}[source_at]; } else { ${ref}[target_at] = ${ref}[source_at]; }`);
           });
         });
       }

@@ -43,7 +43,6 @@ const PARTS_AT: u32 = 43u;
 const DESCRIPTOR_WORDS: u32 = 21u;
 const NO_LOCK: u32 = 4294967295u;
 const NONE: u32 = 0xffffffffu;
-const MOVE_BATCH: u32 = 4u;
 
 // Parts this workgroup completed and has yet to publish.
 var<workgroup> wg_pending: array<u32, 4>; // the count is wg.pending_count
@@ -104,27 +103,19 @@ fn move_part(part: u32, lid: u32) {
   let member_at = PARTS_AT + tables[d + 11u];
   switch tables[d + 1u] {
     case 0u: {
-      for (var e0 = lid; e0 < tables[d + 9u]; e0 += WORKGROUP_SIZE * MOVE_BATCH) {
-        var at: array<u32, MOVE_BATCH>;
-        var value: array<f16, MOVE_BATCH>;
-        for (var u = 0u; u < MOVE_BATCH; u++) {
-          let e = e0 + u * WORKGROUP_SIZE;
-          if (e >= tables[d + 9u]) { break; }
-          let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);
-          at[u] = x[2] * 64u + x[3] * 1u;
-          if (members > 0u) {
-            var acc = t_A[dst * 8192u + at[u]];
-            for (var m = 0u; m < members; m++) {
-              acc += t_A[tables[PARTS_AT + tables[member_at + m] * DESCRIPTOR_WORDS + 4u] * 8192u + at[u]];
-            }
-            value[u] = acc;
+      for (var e = lid; e < tables[d + 9u]; e += WORKGROUP_SIZE) {
+        let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);
+        let at = x[2] * 64u + x[3] * 1u;
+        let target_at = dst * 8192u + at;
+        let source_at = src * 8192u + at;
+        if (members > 0u) {
+          var acc = t_A[target_at];
+          for (var m = 0u; m < members; m++) {
+            acc += t_A[tables[PARTS_AT + tables[member_at + m] * DESCRIPTOR_WORDS + 4u] * 8192u + at];
           }
-          else if (add) { value[u] = t_A[dst * 8192u + at[u]] + t_A[src * 8192u + at[u]]; }
-          else { value[u] = t_A[src * 8192u + at[u]]; }
+          t_A[target_at] = acc;
         }
-        for (var u = 0u; u < MOVE_BATCH; u++) {
-          if (e0 + u * WORKGROUP_SIZE < tables[d + 9u]) { t_A[dst * 8192u + at[u]] = value[u]; }
-        }
+        else if (add) { t_A[target_at] = t_A[target_at] + t_A[source_at]; } else { t_A[target_at] = t_A[source_at]; }
       }
     }
     default: {}

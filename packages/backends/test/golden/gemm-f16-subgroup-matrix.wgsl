@@ -43,7 +43,6 @@ const PARTS_AT: u32 = 14u;
 const DESCRIPTOR_WORDS: u32 = 21u;
 const NO_LOCK: u32 = 4294967295u;
 const NONE: u32 = 0xffffffffu;
-const MOVE_BATCH: u32 = 4u;
 
 // Parts this workgroup completed and has yet to publish.
 var<workgroup> wg_pending: array<u32, 4>; // the count is wg.pending_count
