@@ -434,6 +434,29 @@ export interface SweepOptions {
   readonly exact?: readonly [number, number, number];
   /** Emulated matrices (an adapter without subgroup matrices, e.g. lavapipe): checks only, no timing. */
   readonly emulate?: boolean;
+  /** Time the list again in reverse order (a drift of clocks over the run shows as a difference). */
+  readonly repeat?: boolean;
+}
+
+/** Call 2: around call 1's winners (staged, 8 subgroups), K steps of 16–64, pads, 512 invocations; the MMA ceiling first. */
+export function focusVariants(): Variant[] {
+  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number, pad = 8): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad });
+  return [
+    { kind: 'ceiling', sm: 2, sn: 2, fm: 4, fn: 4 },
+    staged(4, 2, 2, 4, 32),
+    staged(2, 4, 4, 2, 32),
+    staged(2, 2, 4, 4, 32),
+    staged(4, 2, 2, 4, 16),
+    staged(4, 2, 2, 4, 64),
+    staged(2, 4, 4, 4, 32),
+    staged(2, 4, 4, 4, 32, 0),
+    staged(4, 2, 4, 4, 32, 0),
+    staged(2, 4, 4, 4, 16),
+    staged(4, 2, 4, 4, 16),
+    staged(4, 4, 2, 4, 32),
+    staged(4, 4, 4, 2, 32),
+    { kind: 'direct', sm: 2, sn: 2, fm: 4, fn: 4, ku: 1 },
+  ];
 }
 
 export async function gemmSweep(variants: readonly Variant[], options: SweepOptions = {}, log: (line: string) => void = console.log): Promise<{ adapter: unknown; rows: SweepRow[] }> {
@@ -448,7 +471,7 @@ export async function gemmSweep(variants: readonly Variant[], options: SweepOpti
     const sampled = [0, 1, 777, 2048, size - 1].filter((r) => r < size);
     const timed = emulate ? exact : problem(device, size, size, size, false, sampled);
     const rows: SweepRow[] = [];
-    for (const variant of variants) {
+    for (const variant of [...variants, ...(options.repeat ? [...variants].reverse() : [])]) {
       const name = variantName(variant);
       try {
         if (emulate) {
@@ -487,15 +510,15 @@ async function settledTimes(device: GPUDevice, kernel: Kernel) {
 
 const isMain = process.argv[1] !== undefined && /gemm-sweep\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, size: { type: 'string' }, exact: { type: 'string' }, emulate: { type: 'boolean' }, out: { type: 'string' }, print: { type: 'string' } } });
-  const all = defaultVariants();
+  const { values } = parseArgs({ options: { only: { type: 'string' }, size: { type: 'string' }, exact: { type: 'string' }, emulate: { type: 'boolean' }, set: { type: 'string' }, repeat: { type: 'boolean' }, out: { type: 'string' }, print: { type: 'string' } } });
+  const all = values.set === 'focus' ? focusVariants() : defaultVariants();
   const only = values.only?.split(',');
   const variants = only ? all.filter((v) => only.some((o) => variantName(v).includes(o))) : all;
   if (values.print) {
     console.log(gemmWgsl(variants[0]!, Number(values.print), Number(values.print), Number(values.print)));
   } else {
     const exact = values.exact?.split('x').map(Number) as [number, number, number] | undefined;
-    const result = await gemmSweep(variants, { size: Number(values.size ?? 4096), ...(exact && { exact }), ...(values.emulate && { emulate: true }) });
+    const result = await gemmSweep(variants, { size: Number(values.size ?? 4096), ...(exact && { exact }), ...(values.emulate && { emulate: true }), ...(values.repeat && { repeat: true }) });
     const out = values.out ?? process.env['OUT'];
     if (out) {
       mkdirSync(out, { recursive: true });
