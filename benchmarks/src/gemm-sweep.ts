@@ -503,9 +503,22 @@ export async function gemmSweep(variants: readonly Variant[], options: SweepOpti
   }
 }
 
+/** GPU time a timed batch lasts at least, and busy time before the first timed batch. */
+const BATCH_MS = 200;
+const WARM_MS = 1000;
+
+/**
+ * Times a kernel at settled clocks. Batches of 10 sub-millisecond launches were not enough: the
+ * H100 drops to 345 MHz within the host gaps between variants (call3/clocks.csv), two short batches
+ * then agree at low clocks, and the same kernel measured up to 2.6x apart across the sweep. So:
+ * batches of at least 200 ms, a second of busy GPU first, then the settled check.
+ */
 async function settledTimes(device: GPUDevice, kernel: Kernel) {
-  await warmUntilSettled(() => kernel.time(device, 10));
-  return summarize(await kernel.time(device, 20));
+  const perRun = summarize(await kernel.time(device, 3)).median;
+  const runs = Math.min(1000, Math.max(10, Math.ceil(BATCH_MS / perRun)));
+  for (let busy = 0; busy < WARM_MS; ) busy += (await kernel.time(device, runs)).reduce((a, b) => a + b, 0);
+  await warmUntilSettled(() => kernel.time(device, runs));
+  return summarize(await kernel.time(device, runs));
 }
 
 const isMain = process.argv[1] !== undefined && /gemm-sweep\.(m?js|ts)$/.test(process.argv[1]);
