@@ -44,7 +44,8 @@ const relative = (predicted: number, measured: number) => (predicted - measured)
 export function modelBench(reports: readonly BenchReport[], runs: readonly RunOptions[]): ModelledConfig[] {
   const groups = new Map<string, { report: BenchReport; run: RunOptions; geometry: WorkloadGeometry }[]>();
   reports.forEach((report, i) => {
-    if (!report.overlap) return;
+    // Fitted on measured parts only: compute alone and communication alone, each timed.
+    if (!report.overlap?.commMeasured) return;
     const run = runs[i]!;
     const { m, n, k } = run.shape;
     const key = `${run.workload} ${m}x${n}x${k} ${run.dtype} R${run.ranks} D${report.devices}`;

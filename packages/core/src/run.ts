@@ -5,7 +5,7 @@
  * outputs checked against the workload's CPU reference.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { emitFusedKernel, emitPlacedKernels, type CodegenOptions, type FusedKernel, type PlacedKernels } from '@syncopate/backends';
+import { emitFusedKernel, emitPlacedKernels, type CodegenOptions, type DeviceView, type FusedKernel, type PlacedKernels } from '@syncopate/backends';
 import { openDevices, openGpu, placeRanks, requestDevice, type DeviceHandle, type RunResult } from '@syncopate/runtime';
 import { compileOrThrow, type CompiledKernel } from './compile.js';
 import { CompileError } from './errors.js';
@@ -89,6 +89,12 @@ export interface RunWorkloadOptions extends RunOptions {
    * only these rows of it; see `Workload.reference`). Every column of a sampled row is checked.
    */
   readonly verifyRows?: number;
+  /**
+   * After the timed runs, this many runs more, phase by phase, each phase timed on its own (GPU
+   * timestamps, one device only): `commMs` sums the phases that run no tiles. Of a sequential run
+   * (bench.ts) that is its communication, timed alone. Skipped where the device has no timestamps.
+   */
+  readonly timeCommunication?: number;
   /**
    * Compile the kernel without its plan: every rank computes its tiles on the data it holds and no
    * chunk moves. The compute of the workload measured alone (`benchWorkload`'s compute-only figure);
@@ -198,6 +204,18 @@ async function timeRuns(session: Session, warmup: number, runs: number): Promise
   return batch(runs);
 }
 
+/** Per run, the GPU time of the phases of `view` that run no tiles: each run launched phase by phase, each phase timed. */
+async function timeTilelessPhases(session: FusedSession, view: DeviceView, runs: number): Promise<number[]> {
+  const tileless = view.phases.map((p) => p.tiles.every((t) => t.count === 0));
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const results = await Promise.all(view.phases.map((_, p) => session.launchPhase(p, { timing: true })));
+    await session.checkKernelErrors();
+    times.push(results.reduce((sum, r, p) => sum + (tileless[p] ? (r.gpuMs ?? []).reduce((a, b) => a + b, 0) : 0), 0));
+  }
+  return times;
+}
+
 export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const workload = getWorkload(o.workload);
   const wo: WorkloadOptions = {
@@ -238,11 +256,15 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
         : await PlacedSession.open(devices, compiled.module, placed, inputs, open);
     const tensors: TensorData = {};
     let timed: Awaited<ReturnType<typeof timeRuns>>;
+    let commMs: RunReport['commMs'];
     try {
       // The first run checks the answer (and pays for any lazy shader compilation); the next ones are timed.
       await session.run();
       if (check) for (const name of workload.outputs) tensors[name] = await session.read(name);
       timed = await timeRuns(session, o.warmupRuns ?? 0, o.timedRuns ?? 3);
+      if (o.timeCommunication && session instanceof FusedSession && devices[0]!.hasTimestamps) {
+        commMs = summarize(await timeTilelessPhases(session, placed.devices[0]!.view, o.timeCommunication));
+      }
       await o.afterTimedRuns?.(session, { module: compiled.module, placed, devices });
     } finally {
       session.destroy();
@@ -270,6 +292,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       fusedMs: summarize(timed.times).median,
       timings: summarize(timed.times, timed.perRun),
       timing: timed.timing,
+      ...(commMs ? { commMs } : {}),
       phases: placed.devices.map((d) => d.kernel.phases.length),
       adapter: adapterLabel(devices[0]!, placed.devices.length),
     };
