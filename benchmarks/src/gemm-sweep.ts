@@ -15,7 +15,8 @@
  * kernel itself at 4096³ on uniform [-1, 1) f16 data, its output compared on sampled rows with a
  * CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
  *
- *   node dist/gemm-sweep.mjs [--only NAME,...] [--size 4096] [--out DIR]   writes gemm-sweep.json
+ *   node dist/gemm-sweep.mjs [--set default|focus|next] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
+ *                            writes gemm-sweep.json; --emulate [--exact 128x128x64]: checks on lavapipe
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -459,6 +460,21 @@ export function focusVariants(): Variant[] {
   ];
 }
 
+/** The next sweep (gemm.md): around call 3's winners, 128x128x64 sg4x2 and 128x256x16 sg2x4 (K steps that fit 48 KiB). */
+export function nextVariants(): Variant[] {
+  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
+  return [
+    { kind: 'ceiling', sm: 4, sn: 2, fm: 2, fn: 4 },
+    staged(4, 2, 2, 4, 64),
+    staged(2, 4, 4, 2, 64),
+    staged(4, 4, 2, 2, 64),
+    staged(2, 4, 2, 4, 64),
+    staged(4, 2, 4, 2, 64),
+    staged(2, 4, 4, 4, 16),
+    staged(4, 2, 2, 4, 32),
+  ];
+}
+
 export async function gemmSweep(variants: readonly Variant[], options: SweepOptions = {}, log: (line: string) => void = console.log): Promise<{ adapter: unknown; rows: SweepRow[] }> {
   const size = options.size ?? 4096;
   const [em, en, ek] = options.exact ?? [512, 512, 256];
@@ -524,7 +540,7 @@ async function settledTimes(device: GPUDevice, kernel: Kernel) {
 const isMain = process.argv[1] !== undefined && /gemm-sweep\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
   const { values } = parseArgs({ options: { only: { type: 'string' }, size: { type: 'string' }, exact: { type: 'string' }, emulate: { type: 'boolean' }, set: { type: 'string' }, repeat: { type: 'boolean' }, out: { type: 'string' }, print: { type: 'string' } } });
-  const all = values.set === 'focus' ? focusVariants() : defaultVariants();
+  const all = values.set === 'focus' ? focusVariants() : values.set === 'next' ? nextVariants() : defaultVariants();
   const only = values.only?.split(',');
   const variants = only ? all.filter((v) => only.some((o) => variantName(v).includes(o))) : all;
   if (values.print) {
