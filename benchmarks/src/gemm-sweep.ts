@@ -16,7 +16,8 @@
  * CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
  *
  *   node dist/gemm-sweep.mjs [--set default|focus|next] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
- *                            writes gemm-sweep.json; --emulate [--exact 128x128x64]: checks on lavapipe
+ *                            writes gemm-sweep.json; --emulate [--exact 128x128x64]: checks on lavapipe;
+ *                            --print SIZE: the WGSL of the first selected variant for SIZE³
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
