@@ -119,7 +119,14 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
     w.line(`let lo = vec4u(${[0, 1, 2, 3].map((i) => field('lo', i)).join(', ')});`);
     w.line(`let extent = vec4u(${[0, 1, 2, 3].map((i) => field('extent', i)).join(', ')});`);
     w.line(`let members = ${field('memberCount')};`);
-    w.line(`let member_at = PARTS_AT + ${field('memberStart')};`);
+    const maxMembers = Math.max(0, ...ctx.table.parts.map((p) => p.members.length));
+    if (maxMembers > 0) {
+      // The members' source ranks, read once a part: read in the element loop they were two dependent
+      // table loads per member and element, the latency chain of every merged add.
+      w.line(`var member_src: array<u32, ${maxMembers}>;`);
+      w.line(`let member_at = PARTS_AT + ${field('memberStart')};`);
+      w.line(`for (var m = 0u; m < members; m++) { member_src[m] = tables[PARTS_AT + tables[member_at + m] * DESCRIPTOR_WORDS + ${FIELD.src}u]; }`);
+    }
     w.block(`switch ${field('tensor')}`, () => {
       for (const t of tensors) {
         const ref = identifier('t_', t.name);
@@ -132,14 +139,17 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
             w.line(`let at = ${at};`);
             w.line(`let target_at = dst * ${t.elementsPerRank}u + at;`);
             w.line(`let source_at = src * ${t.elementsPerRank}u + at;`);
+            const single = `if (add) { ${ref}[target_at] = ${ref}[target_at] + ${ref}[source_at]; } else { ${ref}[target_at] = ${ref}[source_at]; }`;
+            if (maxMembers === 0) {
+              w.line(single);
+              return;
+            }
             w.block('if (members > 0u)', () => {
               w.line(`var acc = ${ref}[target_at];`);
-              w.block('for (var m = 0u; m < members; m++)', () => {
-                w.line(`acc += ${ref}[tables[PARTS_AT + tables[member_at + m] * DESCRIPTOR_WORDS + ${FIELD.src}u] * ${t.elementsPerRank}u + at];`);
-              });
+              w.block('for (var m = 0u; m < members; m++)', () => w.line(`acc += ${ref}[member_src[m] * ${t.elementsPerRank}u + at];`));
               w.line(`${ref}[target_at] = acc;`);
             });
-            w.line(`else if (add) { ${ref}[target_at] = ${ref}[target_at] + ${ref}[source_at]; } else { ${ref}[target_at] = ${ref}[source_at]; }`);
+            w.block('else', () => w.line(single));
           });
         });
       }

@@ -100,7 +100,6 @@ fn move_part(part: u32, lid: u32) {
   let lo = vec4u(tables[d + 13u], tables[d + 14u], tables[d + 15u], tables[d + 16u]);
   let extent = vec4u(tables[d + 17u], tables[d + 18u], tables[d + 19u], tables[d + 20u]);
   let members = tables[d + 12u];
-  let member_at = PARTS_AT + tables[d + 11u];
   switch tables[d + 1u] {
     case 0u: {
       for (var e = lid; e < tables[d + 9u]; e += WORKGROUP_SIZE) {
@@ -108,14 +107,7 @@ fn move_part(part: u32, lid: u32) {
         let at = x[2] * 64u + x[3] * 1u;
         let target_at = dst * 8192u + at;
         let source_at = src * 8192u + at;
-        if (members > 0u) {
-          var acc = t_A[target_at];
-          for (var m = 0u; m < members; m++) {
-            acc += t_A[tables[PARTS_AT + tables[member_at + m] * DESCRIPTOR_WORDS + 4u] * 8192u + at];
-          }
-          t_A[target_at] = acc;
-        }
-        else if (add) { t_A[target_at] = t_A[target_at] + t_A[source_at]; } else { t_A[target_at] = t_A[source_at]; }
+        if (add) { t_A[target_at] = t_A[target_at] + t_A[source_at]; } else { t_A[target_at] = t_A[source_at]; }
       }
     }
     default: {}

@@ -98,7 +98,6 @@ fn move_part(part: u32, lid: u32) {
   let lo = vec4u(tables[d + 13u], tables[d + 14u], tables[d + 15u], tables[d + 16u]);
   let extent = vec4u(tables[d + 17u], tables[d + 18u], tables[d + 19u], tables[d + 20u]);
   let members = tables[d + 12u];
-  let member_at = PARTS_AT + tables[d + 11u];
   switch tables[d + 1u] {
     default: {}
   }
