@@ -30,6 +30,11 @@ export interface FusedKernel {
   readonly control: { readonly binding: number; readonly layout: ControlLayout };
   /** Read-only tables: tile orders, phases, chunk descriptors (wgsl/tables.ts). */
   readonly tables: { readonly binding: number; readonly data: Uint32Array };
+  /**
+   * Read-only `array<vec4<u32>>` views of tensors the kernel only reads (the subgroup-matrix path
+   * stages f16 tiles with 16-byte loads through them): bind the tensor's own buffer at `binding`.
+   */
+  readonly views?: readonly { readonly binding: number; readonly tensor: string }[];
   /** Chunk names in index order (error codes and flags refer to indices). */
   readonly chunkNames: readonly string[];
   /** Parts each chunk is published in, in index order. */

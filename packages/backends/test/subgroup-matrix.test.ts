@@ -67,12 +67,40 @@ describe('subgroup-matrix lowering', () => {
     expect(text).not.toMatch(/(v_acc\w*|ma|mb|pm_\w+)\[[a-z]/);
   });
 
-  it('copies inside tiles by matrices only where the tensor rows start 16-byte aligned, and stores C directly only then', () => {
+  it('fetches inside tiles of read-only tensors by 16-byte words through vec4 views bound after the tables', () => {
+    const fused = emitFusedKernel(gemm(), { target: 'subgroup-matrix' });
+    if (E.isLeft(fused)) throw new Error('unreachable');
+    const { wgsl: text, views, tables } = fused.right;
+    expect(views).toEqual([
+      { binding: tables.binding + 1, tensor: 'A' },
+      { binding: tables.binding + 2, tensor: 'B' },
+    ]);
+    // Both bindings of a buffer read-only (WebGPU rejects a writable one beside another binding of it).
+    expect(text).toContain('@group(0) @binding(0) var<storage, read> t_A: array<f16>;');
+    expect(text).toContain(`@group(0) @binding(${tables.binding + 1}) var<storage, read> v4_A: array<vec4<u32>>;`);
+    expect(text).toContain('@group(0) @binding(2) var<storage, read_write> t_C: array<f32>;');
+    expect(text).toMatch(/pv_\w+\[0\] = v4_A\[/);
+    expect(text).not.toMatch(/subgroupMatrixLoad<[^;]*>\(&t_/);
+  });
+
+  it('copies tiles of a tensor the kernel writes (AllGather into A) by matrices, not through a view', () => {
+    const ag = lowered(
+      gemmKernel({ m: 128, n: 64, k: 64, blockM: 32, blockN: 32, blockK: 16, dtype: 'f16' }, { ranks: 2, distribute: 'ag', name: 'ag_gemm' }),
+      ringAllGather({ ranks: 2, tensor: { name: 'A', shape: [128, 64] }, axis: 0 }),
+    );
+    const fused = emitFusedKernel(ag, { target: 'subgroup-matrix' });
+    if (E.isLeft(fused)) throw new Error('unreachable');
+    expect(fused.right.views?.map((v) => v.tensor)).toEqual(['B']);
+    expect(fused.right.wgsl).toContain('var<storage, read_write> t_A: array<f16>;');
+    expect(fused.right.wgsl).toMatch(/subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>\(&t_A/);
+  });
+
+  it('stages through words or matrices only where the tensor rows are whole 16-byte words, and stores C directly only then', () => {
     const aligned = wgsl(gemm(), { target: 'subgroup-matrix' });
-    expect(aligned).toMatch(/subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>\(&t_A/);
     expect(aligned).toMatch(/subgroupMatrixStore<row_major>\(&t_C/);
     const odd = wgsl(lowered(gemmKernel({ m: 200, n: 135, k: 81, blockM: 128, blockN: 128, blockK: 32, dtype: 'f16' })), { target: 'subgroup-matrix' });
     expect(odd).not.toMatch(/subgroupMatrixLoad<[^;]*>\(&t_/);
+    expect(odd).not.toContain('v4_');
     expect(odd).not.toMatch(/subgroupMatrixStore<row_major>\(&t_C/);
     expect(odd).toContain('let whole = false;');
   });

@@ -92,6 +92,7 @@ export class FusedSession {
           ...fused.tensors.map((t) => ({ binding: t.binding, buffer: tensorBuffer(t.name) })),
           { binding: fused.control.binding, buffer: 'control' },
           { binding: fused.tables.binding, buffer: 'tables' },
+          ...(fused.views ?? []).map((v) => ({ binding: v.binding, buffer: tensorBuffer(v.tensor) })),
         ],
         workgroups: [0],
       });

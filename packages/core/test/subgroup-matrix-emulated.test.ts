@@ -65,9 +65,14 @@ describe('the subgroup-matrix GEMM, emulated on the software adapter', () => {
   // function of M, N and K, and lavapipe compiles the emulation's loops in seconds instead of minutes
   // (with 8x8x8 matrices a cold shader cache took over two minutes a case on a 2-core machine).
   const cases: [string, Case][] = [
-    // Edges in M and N; A's and B's rows 16-byte aligned, so inside tiles take the matrix copy (the
-    // next case has the edge in K).
+    // Edges in M and N; A's and B's rows whole 16-byte words, so inside tiles are fetched by words
+    // through the vec4 views (the next cases have the edge in K and a partial last round of words).
     ['16x16x8 tiles, 2x2 subgroups, an edge in M and N', { m: 50, n: 40, k: 24, block: [16, 16, 8], target: emulated({ M: 4, N: 4, K: 4 }) }],
+    // K = 40 in steps of 16: the last step's tiles cut K and go element by element; 8 subgroups of 2x1
+    // matrices, so A's 16x16 tile is 32 words for 32 invocations and B's too, and one copy only.
+    ['an edge in K, 8 subgroups, one copy', { m: 32, n: 16, k: 40, block: [16, 16, 16], target: emulated({ M: 4, N: 4, K: 4 }, { subgroups: [2, 4], workgroupBytes: 3000 }) }],
+    // 16x16x8 tiles with 8 subgroups: A's tile is 16 words for 32 invocations (a guarded partial round).
+    ['fewer words than invocations', { m: 32, n: 32, k: 16, block: [16, 16, 8], target: emulated({ M: 4, N: 4, K: 4 }, { subgroups: [2, 4] }) }],
     // Odd K and N: rows not 16-byte aligned, so every tile is copied element by element and C goes through the scratch.
     ['odd K and N: element copies, every store masked', { m: 37, n: 23, k: 19, block: [16, 16, 8], target: emulated({ M: 4, N: 4, K: 4 }) }],
     // Matrices narrower than tall (as the H100's 16x8x16): B's matrices are 4x2, the subgroup grid differs.
@@ -78,6 +83,8 @@ describe('the subgroup-matrix GEMM, emulated on the software adapter', () => {
     const { got, want, wgsl } = await run(c);
     expect(wgsl).toContain('emulated');
     expect(wgsl).not.toContain('subgroupMatrixLoad');
+    // Rows of whole words: inside tiles come through the views.
+    if (c.k % 8 === 0 && c.n % 8 === 0) expect(wgsl).toContain('= v4_A[');
     let worst = 0;
     for (let i = 0; i < want.length; i++) worst = Math.max(worst, Number.isNaN(got[i]!) ? Infinity : Math.abs(got[i]! - want[i]!));
     expect(worst).toBe(0);

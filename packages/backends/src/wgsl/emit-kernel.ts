@@ -35,7 +35,7 @@ import { affineToWgsl } from './affine.js';
 import { kernelLayout, type KernelLayout, type ThreadLayout } from './layout.js';
 import { identifier, wholeWords, WgslWriter } from './writer.js';
 import { resolveTarget, type MatmulTarget } from './matmul-strategy.js';
-import { stagedTile, SubgroupMatrixEmitter, subgroupMatrixLayout } from './subgroup-matrix.js';
+import { stagedTile, SubgroupMatrixEmitter, subgroupMatrixLayout, vec4Views, type Vec4View } from './subgroup-matrix.js';
 
 export interface CodegenOptions {
   /**
@@ -133,6 +133,7 @@ class KernelEmitter {
     private readonly view: DeviceView,
     private readonly tables: KernelTables,
     private readonly options: CodegenOptions,
+    private readonly views: readonly Vec4View[] = [],
   ) {
     this.uses = countUses(module.kernel.body);
     this.sgm = layout.matrix && new SubgroupMatrixEmitter(this.w, layout.matrix);
@@ -276,12 +277,18 @@ class KernelEmitter {
     w.line();
     for (const x of this.tensors.values()) {
       w.line(`// @${x.name}: ${x.dtype}[${x.shape.join(', ')}], one copy per rank`);
-      w.line(`@group(0) @binding(${x.binding}) var<storage, read_write> ${identifier('t_', x.name)}: array<${this.wgslType(x.dtype)}>;`);
+      // A tensor with a vec4 view is only read: two bindings of one buffer must both be read-only.
+      const access = this.views.some((v) => v.tensor === x.name) ? 'read' : 'read_write';
+      w.line(`@group(0) @binding(${x.binding}) var<storage, ${access}> ${identifier('t_', x.name)}: array<${this.wgslType(x.dtype)}>;`);
     }
     const n = this.tensors.size;
     w.line(`@group(0) @binding(${n}) var<storage, read_write> ctl: array<atomic<u32>>;`);
     w.line(`// Each rank's tile order, this device's ranks and phases, then the chunk descriptors (wgsl/tables.ts).`);
     w.line(`@group(0) @binding(${n + 1}) var<storage, read> tables: array<u32>;`);
+    for (const v of this.views) {
+      w.line(`// @${v.tensor} again, as 16-byte words: the subgroup-matrix staging's wide loads`);
+      w.line(`@group(0) @binding(${v.binding}) var<storage, read> ${identifier('v4_', v.tensor)}: array<vec4<u32>>;`);
+    }
     w.line();
     // A struct of 16 bytes, not lone u32s: see wholeWords.
     w.line('// The workgroup\'s shared words: a ticket, part or flag handed from invocation 0 (u), the count of wg_pending.');
@@ -656,7 +663,8 @@ class KernelEmitter {
 
   /** A staged load for the subgroup-matrix emitter, its offsets renamed by `substitute`. */
   private stagedTile(load: LoadOp, substitute?: ReadonlyMap<number, string>) {
-    return stagedTile(load, this.tensors.get(load.tensor)!, this.layout, (e) => this.affine(e, substitute));
+    const view = this.views.some((v) => v.tensor === load.tensor);
+    return stagedTile(load, this.tensors.get(load.tensor)!, this.layout, (e) => this.affine(e, substitute), view);
   }
 
   /** The staged loads that open a loop body and index only with values from outside it (and its variable). */
@@ -731,7 +739,8 @@ function tensorBindings(module: Module): TensorBinding[] {
 function emitForView(module: Module, layout: KernelLayout, table: ChunkTable, view: DeviceView, options: CodegenOptions): FusedKernel {
   const tensors = tensorBindings(module);
   const tables = kernelTables(module, table, view, (name) => tensors.find((t) => t.name === name)!.binding);
-  const wgsl = new KernelEmitter(module, layout, table, tensors, view, tables, options).emit();
+  const views = vec4Views(module, layout, table, tensors, tensors.length + 2);
+  const wgsl = new KernelEmitter(module, layout, table, tensors, view, tables, options, views).emit();
   return {
     wgsl,
     entryPoint: 'main',
@@ -743,6 +752,7 @@ function emitForView(module: Module, layout: KernelLayout, table: ChunkTable, vi
     tensors,
     control: { binding: tensors.length, layout: controlLayout(table.parts.length, table.locks) },
     tables: { binding: tensors.length + 1, data: tables.data },
+    ...(views.length > 0 && { views }),
     chunkNames: module.chunks.map((c) => c.value.name),
     chunkParts: table.entries.map((e) => e.parts),
     usesF16: tensors.some((t) => t.dtype === 'f16'),

@@ -12,9 +12,13 @@
  * [BM][BK+8], B as [BK][BN+8], two copies of each where they fit (STAGES), so one barrier per K step
  * suffices: step i computes on copy i mod 2 while the tiles of step i+1, fetched into registers
  * before the compute, are written into the other copy after it. A tile that lies inside its tensor,
- * in a tensor whose rows start 16-byte aligned, is copied by subgroup matrices (a matrix load from
- * global memory and a matrix store into workgroup memory: wide, coalesced accesses); any other tile
- * element by element, zero outside the tensor, so edge tiles in M, N and K multiply zeros.
+ * starting on a 16-byte boundary in a tensor whose rows are whole 16-byte words, is fetched with
+ * 16-byte loads through a read-only `array<vec4<u32>>` view of the tensor's buffer (Vec4View; only
+ * for tensors the kernel never writes: two bindings of one buffer must both be read-only) and
+ * unpacked into the padded rows: on the H100 this ran 3x the matrix copies it replaced (a matrix load
+ * from global memory and a matrix store into workgroup memory, still used for tensors without a
+ * view; benchmarks/gemm.md). Any other tile goes element by element, zero outside the tensor, so edge
+ * tiles in M, N and K multiply zeros.
  *
  * Store. A tile inside C goes straight from the accumulators to C; an edge tile goes through a
  * per-subgroup M×N scratch, one matrix at a time, and the workgroup writes the elements inside C.
@@ -33,6 +37,7 @@
  */
 import { error, type AffineExpr, type Diagnostic, type LoadOp, type Module, type Op, type Value } from '@syncopate/ir';
 import type { TensorBinding } from '../fused-kernel.js';
+import type { ChunkTable } from '../gpu-signal/chunk-table.js';
 import type { KernelLayout } from './layout.js';
 import type { SubgroupMatrixTarget } from './matmul-strategy.js';
 import { emulatedMatrixOps, matrixShape, nativeMatrixOps, type MatrixOps, type MatrixRole } from './subgroup-matrix-ops.js';
@@ -77,10 +82,36 @@ export interface StagedTile {
   readonly base: string;
   readonly row0: string;
   readonly col0: string;
+  /** The tensor's `array<vec4<u32>>` view, e.g. `v4_A`, when it has one (Vec4View). */
+  readonly vec4?: string;
+}
+
+/** A read-only `array<vec4<u32>>` binding of a tensor's buffer beside its own. */
+export interface Vec4View {
+  readonly binding: number;
+  readonly tensor: string;
+}
+
+/**
+ * The tensors the subgroup-matrix path fetches through 16-byte views, bound from `firstBinding` on:
+ * f16 matrices with staged loads whose rows are whole 16-byte words and that the kernel never writes
+ * (no store into them, no chunk of them moved or added in the kernel).
+ */
+export function vec4Views(module: Module, layout: KernelLayout, table: ChunkTable, tensors: readonly TensorBinding[], firstBinding: number): Vec4View[] {
+  if (!layout.matrix) return [];
+  const written = new Set(table.entries.map((e) => e.chunk.tensor));
+  const staged = new Set<string>();
+  walk(module.kernel.body, (op) => {
+    if (op.op === 'store') written.add(op.tensor);
+    if (op.op === 'load' && layout.shared.has(op.result.id)) staged.add(op.tensor);
+  });
+  return tensors
+    .filter((t) => staged.has(t.name) && !written.has(t.name) && t.dtype === 'f16' && t.shape.length === 2 && t.shape[1]! % 8 === 0)
+    .map((t, i) => ({ binding: firstBinding + i, tensor: t.name }));
 }
 
 /** The StagedTile of a staged load of `tensor`; `affine` writes an offset as an i32 expression. */
-export function stagedTile(load: LoadOp, tensor: TensorBinding, layout: KernelLayout, affine: (e: AffineExpr) => string): StagedTile {
+export function stagedTile(load: LoadOp, tensor: TensorBinding, layout: KernelLayout, affine: (e: AffineExpr) => string, view = false): StagedTile {
   return {
     array: identifier('sh_', load.result.name),
     role: layout.bOperands.has(load.result.id) ? 'right' : 'left',
@@ -91,6 +122,7 @@ export function stagedTile(load: LoadOp, tensor: TensorBinding, layout: KernelLa
     base: `rank * ${tensor.elementsPerRank}u`,
     row0: affine(load.offsets[0]!),
     col0: affine(load.offsets[1]!),
+    ...(view && { vec4: identifier('v4_', tensor.name) }),
   };
 }
 
@@ -324,9 +356,18 @@ export class SubgroupMatrixEmitter {
     return { rows: fr, cols: fc, count, perSubgroup: Math.ceil(count / this.subgroups) };
   }
 
-  /** The uniform test that `t` lies inside its tensor. */
+  /** The 16-byte words of a tile fetched through its view: per row, in all, per invocation; undefined without one. */
+  private words(t: StagedTile): { across: number; total: number; perThread: number } | undefined {
+    if (!t.vec4 || t.tile[1] % 8 !== 0) return undefined;
+    const across = t.tile[1] / 8;
+    const total = t.tile[0] * across;
+    return { across, total, perThread: Math.ceil(total / (this.subgroups * this.p.subgroupSize)) };
+  }
+
+  /** The uniform test that `t` lies inside its tensor (and, fetched by words, starts on a word). */
   private inside(t: StagedTile): string {
-    return `${t.row0} >= 0 && ${t.row0} + ${t.tile[0]} <= ${t.shape[0]} && ${t.col0} >= 0 && ${t.col0} + ${t.tile[1]} <= ${t.shape[1]}`;
+    const aligned = this.words(t) ? ` && (${t.col0}) % 8 == 0` : '';
+    return `${t.row0} >= 0 && ${t.row0} + ${t.tile[0]} <= ${t.shape[0]} && ${t.col0} >= 0 && ${t.col0} + ${t.tile[1]} <= ${t.shape[1]}${aligned}`;
   }
 
   private elementsPerThread(t: StagedTile): number {
@@ -334,16 +375,28 @@ export class SubgroupMatrixEmitter {
   }
 
   /** Registers that carry a tile from global to workgroup memory, named after the loop. */
-  private registers(t: StagedTile, loop: number): { scalars: string; matrices: string } {
+  private registers(t: StagedTile, loop: number): { scalars: string; matrices: string; words: string } {
     const suffix = `${t.array.replace(/^sh_/, '')}_${loop}`;
-    return { scalars: `pf_${suffix}`, matrices: `pm_${suffix}` };
+    return { scalars: `pf_${suffix}`, matrices: `pm_${suffix}`, words: `pv_${suffix}` };
   }
 
   private declareRegisters(t: StagedTile, loop: number): void {
     const r = this.registers(t, loop);
     this.w.line(`var ${r.scalars}: array<${t.dtype}, ${this.elementsPerThread(t)}>;`);
+    const words = this.words(t);
     const copy = this.copyMatrices(t);
-    if (copy) this.ops.declareArray(this.w, r.matrices, t.role, copy.perSubgroup);
+    if (words) this.w.line(`var ${r.words}: array<vec4<u32>, ${words.perThread}>;`);
+    else if (copy) this.ops.declareArray(this.w, r.matrices, t.role, copy.perSubgroup);
+  }
+
+  /** For each word this invocation carries: `body` with `v`, the word's index in the tile (guarded where the last round is partial). */
+  private eachWord(t: StagedTile, body: (q: number) => string): void {
+    const words = this.words(t)!;
+    const threads = this.subgroups * this.p.subgroupSize;
+    for (let q = 0; q < words.perThread; q++) {
+      const guarded = (q + 1) * threads > words.total;
+      this.w.line(`{ let v = lid + ${q * threads}u; ${guarded ? `if (v < ${words.total}u) { ${body(q)} }` : body(q)} }`);
+    }
   }
 
   /** The `q`th matrix this subgroup copies: its first row and column in the tile. */
@@ -370,6 +423,13 @@ export class SubgroupMatrixEmitter {
         w.line(`if (e < ${t.tile[0] * t.tile[1]}u && row >= 0 && row < ${rows} && col >= 0 && col < ${cols}) { x = ${t.tensor}[${t.base} + u32(row) * ${cols}u + u32(col)]; }`);
         w.line(`${r.scalars}[p] = x;`);
       });
+    const words = this.words(t);
+    if (words) {
+      // Word v is row v / across, columns 8·(v % across) + [0, 8) of the tile; col0 is a multiple of 8 here.
+      const at = `(${t.base} + (u32(${t.row0}) + v / ${words.across}u) * ${cols}u + u32(${t.col0})) / 8u + v % ${words.across}u`;
+      w.block(`if (${inside})`, () => this.eachWord(t, (q) => `${r.words}[${q}] = ${t.vec4}[${at}];`));
+      return void w.block(`if (!(${inside}))`, scalar);
+    }
     if (!copy) return void scalar();
     w.block(`if (${inside})`, () => {
       for (let q = 0; q < copy.perSubgroup; q++) {
@@ -391,6 +451,15 @@ export class SubgroupMatrixEmitter {
         w.line('let e = lid + p * WORKGROUP_SIZE;');
         w.line(`if (e < ${t.tile[0] * t.tile[1]}u) { ${t.array}[${into} + (e / ${t.tile[1]}u) * ${stride}u + e % ${t.tile[1]}u] = ${r.scalars}[p]; }`);
       });
+    const words = this.words(t);
+    if (words) {
+      const unpack = (q: number) =>
+        [`let at = ${into} + (v / ${words.across}u) * ${stride}u + (v % ${words.across}u) * 8u;`]
+          .concat(['x', 'y', 'z', 'w'].map((c, i) => `let h${c} = bitcast<vec2<f16>>(${r.words}[${q}].${c}); ${t.array}[at + ${2 * i}u] = h${c}.x; ${t.array}[at + ${2 * i + 1}u] = h${c}.y;`))
+          .join(' ');
+      w.block(`if (${inside})`, () => this.eachWord(t, unpack));
+      return void w.block(`if (!(${inside}))`, scalar);
+    }
     if (!copy) return void scalar();
     w.block(`if (${inside})`, () => {
       for (let q = 0; q < copy.perSubgroup; q++) {

@@ -17,12 +17,14 @@ const WORKGROUP_SIZE: u32 = 32u;
 // @A: f16[128, 64], one copy per rank
 @group(0) @binding(0) var<storage, read_write> t_A: array<f16>;
 // @B: f16[64, 64], one copy per rank
-@group(0) @binding(1) var<storage, read_write> t_B: array<f16>;
+@group(0) @binding(1) var<storage, read> t_B: array<f16>;
 // @C: f32[128, 64], one copy per rank
 @group(0) @binding(2) var<storage, read_write> t_C: array<f32>;
 @group(0) @binding(3) var<storage, read_write> ctl: array<atomic<u32>>;
 // Each rank's tile order, this device's ranks and phases, then the chunk descriptors (wgsl/tables.ts).
 @group(0) @binding(4) var<storage, read> tables: array<u32>;
+// @B again, as 16-byte words: the subgroup-matrix staging's wide loads
+@group(0) @binding(5) var<storage, read> v4_B: array<vec4<u32>>;
 
 // The workgroup's shared words: a ticket, part or flag handed from invocation 0 (u), the count of wg_pending.
 struct WorkgroupWords { u: u32, pending_count: u32, unused: vec2<u32> }
@@ -103,7 +105,7 @@ fn move_part(part: u32, lid: u32) {
   switch tables[d + 1u] {
     case 0u: {
       for (var e = lid; e < tables[d + 9u]; e += WORKGROUP_SIZE) {
-        let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);
+        let x = lo + vec4u(0u, 0u, e / (extent.w), e % extent.w);
         let at = x[2] * 64u + x[3] * 1u;
         let target_at = dst * 8192u + at;
         let source_at = src * 8192u + at;
@@ -213,7 +215,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   var pf_a_0: array<f16, 16>;
   var pm_a_0: array<subgroup_matrix_left<f16, 16, 16>, 2>;
   var pf_b_0: array<f16, 16>;
-  var pm_b_0: array<subgroup_matrix_right<f16, 16, 16>, 2>;
+  var pv_b_0: array<vec4<u32>, 2>;
   workgroupBarrier(); // the workgroup arrays may still be read by earlier code
   {
     let inside_sh_a = 32 * v_pm >= 0 && 32 * v_pm + 32 <= 128 && 0 >= 0 && 0 + 16 <= 64;
@@ -241,10 +243,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         if (e < 512u) { sh_a[0u + (e / 16u) * 24u + e % 16u] = pf_a_0[p]; }
       }
     }
-    let inside_sh_b = 0 >= 0 && 0 + 16 <= 64 && 32 * v_pn >= 0 && 32 * v_pn + 32 <= 64;
+    let inside_sh_b = 0 >= 0 && 0 + 16 <= 64 && 32 * v_pn >= 0 && 32 * v_pn + 32 <= 64 && (32 * v_pn) % 8 == 0;
     if (inside_sh_b) {
-      pm_b_0[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 4096u + u32(0) * 64u + (sg_id + 0u) / 2u * 16u * 64u + u32(32 * v_pn) + (sg_id + 0u) % 2u * 16u, 64u);
-      pm_b_0[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 4096u + u32(0) * 64u + (sg_id + 1u) / 2u * 16u * 64u + u32(32 * v_pn) + (sg_id + 1u) % 2u * 16u, 64u);
+      { let v = lid + 0u; pv_b_0[0] = v4_B[(rank * 4096u + (u32(0) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
+      { let v = lid + 32u; pv_b_0[1] = v4_B[(rank * 4096u + (u32(0) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
     }
     if (!(inside_sh_b)) {
       for (var p = 0u; p < 16u; p++) {
@@ -257,8 +259,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       }
     }
     if (inside_sh_b) {
-      subgroupMatrixStore<row_major>(&sh_b, 0u + (sg_id + 0u) / 2u * 16u * 40u + (sg_id + 0u) % 2u * 16u, pm_b_0[0], 40u);
-      subgroupMatrixStore<row_major>(&sh_b, 0u + (sg_id + 1u) / 2u * 16u * 40u + (sg_id + 1u) % 2u * 16u, pm_b_0[1], 40u);
+      { let v = lid + 0u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
+      { let v = lid + 32u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[1].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[1].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[1].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[1].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
     }
     if (!(inside_sh_b)) {
       for (var p = 0u; p < 16u; p++) {
@@ -272,7 +274,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     let step_0 = u32((v_k - 0) / 16);
     let has_next_0 = v_k + 16 < 64;
     let inside_next_sh_a_0 = has_next_0 && 32 * v_pm >= 0 && 32 * v_pm + 32 <= 128 && (v_k + 16) >= 0 && (v_k + 16) + 16 <= 64;
-    let inside_next_sh_b_0 = has_next_0 && (v_k + 16) >= 0 && (v_k + 16) + 16 <= 64 && 32 * v_pn >= 0 && 32 * v_pn + 32 <= 64;
+    let inside_next_sh_b_0 = has_next_0 && (v_k + 16) >= 0 && (v_k + 16) + 16 <= 64 && 32 * v_pn >= 0 && 32 * v_pn + 32 <= 64 && (32 * v_pn) % 8 == 0;
     if (has_next_0) {
       if (inside_next_sh_a_0) {
         pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 0u) / 1u * 16u * 64u + u32((v_k + 16)) + (sg_id + 0u) % 1u * 16u, 64u);
@@ -289,8 +291,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         }
       }
       if (inside_next_sh_b_0) {
-        pm_b_0[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 4096u + u32((v_k + 16)) * 64u + (sg_id + 0u) / 2u * 16u * 64u + u32(32 * v_pn) + (sg_id + 0u) % 2u * 16u, 64u);
-        pm_b_0[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 4096u + u32((v_k + 16)) * 64u + (sg_id + 1u) / 2u * 16u * 64u + u32(32 * v_pn) + (sg_id + 1u) % 2u * 16u, 64u);
+        { let v = lid + 0u; pv_b_0[0] = v4_B[(rank * 4096u + (u32((v_k + 16)) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
+        { let v = lid + 32u; pv_b_0[1] = v4_B[(rank * 4096u + (u32((v_k + 16)) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
       }
       if (!(inside_next_sh_b_0)) {
         for (var p = 0u; p < 16u; p++) {
@@ -329,8 +331,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         }
       }
       if (inside_next_sh_b_0) {
-        subgroupMatrixStore<row_major>(&sh_b, ((step_0 + 1u) % 2u) * 640u + (sg_id + 0u) / 2u * 16u * 40u + (sg_id + 0u) % 2u * 16u, pm_b_0[0], 40u);
-        subgroupMatrixStore<row_major>(&sh_b, ((step_0 + 1u) % 2u) * 640u + (sg_id + 1u) / 2u * 16u * 40u + (sg_id + 1u) % 2u * 16u, pm_b_0[1], 40u);
+        { let v = lid + 0u; let at = ((step_0 + 1u) % 2u) * 640u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
+        { let v = lid + 32u; let at = ((step_0 + 1u) % 2u) * 640u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[1].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[1].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[1].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[1].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
       }
       if (!(inside_next_sh_b_0)) {
         for (var p = 0u; p < 16u; p++) {

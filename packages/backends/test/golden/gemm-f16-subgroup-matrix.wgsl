@@ -15,14 +15,18 @@ const PHASE_WORDS: u32 = 5u;
 const WORKGROUP_SIZE: u32 = 256u;
 
 // @A: f16[200, 80], one copy per rank
-@group(0) @binding(0) var<storage, read_write> t_A: array<f16>;
+@group(0) @binding(0) var<storage, read> t_A: array<f16>;
 // @B: f16[80, 136], one copy per rank
-@group(0) @binding(1) var<storage, read_write> t_B: array<f16>;
+@group(0) @binding(1) var<storage, read> t_B: array<f16>;
 // @C: f32[200, 136], one copy per rank
 @group(0) @binding(2) var<storage, read_write> t_C: array<f32>;
 @group(0) @binding(3) var<storage, read_write> ctl: array<atomic<u32>>;
 // Each rank's tile order, this device's ranks and phases, then the chunk descriptors (wgsl/tables.ts).
 @group(0) @binding(4) var<storage, read> tables: array<u32>;
+// @A again, as 16-byte words: the subgroup-matrix staging's wide loads
+@group(0) @binding(5) var<storage, read> v4_A: array<vec4<u32>>;
+// @B again, as 16-byte words: the subgroup-matrix staging's wide loads
+@group(0) @binding(6) var<storage, read> v4_B: array<vec4<u32>>;
 
 // The workgroup's shared words: a ticket, part or flag handed from invocation 0 (u), the count of wg_pending.
 struct WorkgroupWords { u: u32, pending_count: u32, unused: vec2<u32> }
@@ -170,15 +174,15 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   // %acc_out = for %k = 0 to 80 step 32 iter(%acc_it = %acc) -> (tile<128x128xf32>)
   var v_acc_it = v_acc;
   var pf_a_0: array<f16, 16>;
-  var pm_a_0: array<subgroup_matrix_left<f16, 16, 16>, 2>;
+  var pv_a_0: array<vec4<u32>, 2>;
   var pf_b_0: array<f16, 16>;
-  var pm_b_0: array<subgroup_matrix_right<f16, 16, 16>, 2>;
+  var pv_b_0: array<vec4<u32>, 2>;
   workgroupBarrier(); // the workgroup arrays may still be read by earlier code
   {
-    let inside_sh_a = 128 * v_pm >= 0 && 128 * v_pm + 128 <= 200 && 0 >= 0 && 0 + 32 <= 80;
+    let inside_sh_a = 128 * v_pm >= 0 && 128 * v_pm + 128 <= 200 && 0 >= 0 && 0 + 32 <= 80 && (0) % 8 == 0;
     if (inside_sh_a) {
-      pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 16000u + u32(128 * v_pm) * 80u + (sg_id + 0u) / 2u * 16u * 80u + u32(0) + (sg_id + 0u) % 2u * 16u, 80u);
-      pm_a_0[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 16000u + u32(128 * v_pm) * 80u + (sg_id + 8u) / 2u * 16u * 80u + u32(0) + (sg_id + 8u) % 2u * 16u, 80u);
+      { let v = lid + 0u; pv_a_0[0] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32(0)) / 8u + v % 4u]; }
+      { let v = lid + 256u; pv_a_0[1] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32(0)) / 8u + v % 4u]; }
     }
     if (!(inside_sh_a)) {
       for (var p = 0u; p < 16u; p++) {
@@ -191,8 +195,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       }
     }
     if (inside_sh_a) {
-      subgroupMatrixStore<row_major>(&sh_a, 0u + (sg_id + 0u) / 2u * 16u * 40u + (sg_id + 0u) % 2u * 16u, pm_a_0[0], 40u);
-      subgroupMatrixStore<row_major>(&sh_a, 0u + (sg_id + 8u) / 2u * 16u * 40u + (sg_id + 8u) % 2u * 16u, pm_a_0[1], 40u);
+      { let v = lid + 0u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_a_0[0].x); sh_a[at + 0u] = hx.x; sh_a[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_a_0[0].y); sh_a[at + 2u] = hy.x; sh_a[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_a_0[0].z); sh_a[at + 4u] = hz.x; sh_a[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_a_0[0].w); sh_a[at + 6u] = hw.x; sh_a[at + 7u] = hw.y; }
+      { let v = lid + 256u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_a_0[1].x); sh_a[at + 0u] = hx.x; sh_a[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_a_0[1].y); sh_a[at + 2u] = hy.x; sh_a[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_a_0[1].z); sh_a[at + 4u] = hz.x; sh_a[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_a_0[1].w); sh_a[at + 6u] = hw.x; sh_a[at + 7u] = hw.y; }
     }
     if (!(inside_sh_a)) {
       for (var p = 0u; p < 16u; p++) {
@@ -200,10 +204,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         if (e < 4096u) { sh_a[0u + (e / 32u) * 40u + e % 32u] = pf_a_0[p]; }
       }
     }
-    let inside_sh_b = 0 >= 0 && 0 + 32 <= 80 && 128 * v_pn >= 0 && 128 * v_pn + 128 <= 136;
+    let inside_sh_b = 0 >= 0 && 0 + 32 <= 80 && 128 * v_pn >= 0 && 128 * v_pn + 128 <= 136 && (128 * v_pn) % 8 == 0;
     if (inside_sh_b) {
-      pm_b_0[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 10880u + u32(0) * 136u + (sg_id + 0u) / 8u * 16u * 136u + u32(128 * v_pn) + (sg_id + 0u) % 8u * 16u, 136u);
-      pm_b_0[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 10880u + u32(0) * 136u + (sg_id + 8u) / 8u * 16u * 136u + u32(128 * v_pn) + (sg_id + 8u) % 8u * 16u, 136u);
+      { let v = lid + 0u; pv_b_0[0] = v4_B[(rank * 10880u + (u32(0) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; }
+      { let v = lid + 256u; pv_b_0[1] = v4_B[(rank * 10880u + (u32(0) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; }
     }
     if (!(inside_sh_b)) {
       for (var p = 0u; p < 16u; p++) {
@@ -216,8 +220,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       }
     }
     if (inside_sh_b) {
-      subgroupMatrixStore<row_major>(&sh_b, 0u + (sg_id + 0u) / 8u * 16u * 136u + (sg_id + 0u) % 8u * 16u, pm_b_0[0], 136u);
-      subgroupMatrixStore<row_major>(&sh_b, 0u + (sg_id + 8u) / 8u * 16u * 136u + (sg_id + 8u) % 8u * 16u, pm_b_0[1], 136u);
+      { let v = lid + 0u; let at = 0u + (v / 16u) * 136u + (v % 16u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
+      { let v = lid + 256u; let at = 0u + (v / 16u) * 136u + (v % 16u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[1].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[1].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[1].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[1].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
     }
     if (!(inside_sh_b)) {
       for (var p = 0u; p < 16u; p++) {
@@ -230,12 +234,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   for (var v_k: i32 = 0; v_k < 80; v_k += 32) {
     let step_0 = u32((v_k - 0) / 32);
     let has_next_0 = v_k + 32 < 80;
-    let inside_next_sh_a_0 = has_next_0 && 128 * v_pm >= 0 && 128 * v_pm + 128 <= 200 && (v_k + 32) >= 0 && (v_k + 32) + 32 <= 80;
-    let inside_next_sh_b_0 = has_next_0 && (v_k + 32) >= 0 && (v_k + 32) + 32 <= 80 && 128 * v_pn >= 0 && 128 * v_pn + 128 <= 136;
+    let inside_next_sh_a_0 = has_next_0 && 128 * v_pm >= 0 && 128 * v_pm + 128 <= 200 && (v_k + 32) >= 0 && (v_k + 32) + 32 <= 80 && ((v_k + 32)) % 8 == 0;
+    let inside_next_sh_b_0 = has_next_0 && (v_k + 32) >= 0 && (v_k + 32) + 32 <= 80 && 128 * v_pn >= 0 && 128 * v_pn + 128 <= 136 && (128 * v_pn) % 8 == 0;
     if (has_next_0) {
       if (inside_next_sh_a_0) {
-        pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 16000u + u32(128 * v_pm) * 80u + (sg_id + 0u) / 2u * 16u * 80u + u32((v_k + 32)) + (sg_id + 0u) % 2u * 16u, 80u);
-        pm_a_0[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 16000u + u32(128 * v_pm) * 80u + (sg_id + 8u) / 2u * 16u * 80u + u32((v_k + 32)) + (sg_id + 8u) % 2u * 16u, 80u);
+        { let v = lid + 0u; pv_a_0[0] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32((v_k + 32))) / 8u + v % 4u]; }
+        { let v = lid + 256u; pv_a_0[1] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32((v_k + 32))) / 8u + v % 4u]; }
       }
       if (!(inside_next_sh_a_0)) {
         for (var p = 0u; p < 16u; p++) {
@@ -248,8 +252,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         }
       }
       if (inside_next_sh_b_0) {
-        pm_b_0[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 10880u + u32((v_k + 32)) * 136u + (sg_id + 0u) / 8u * 16u * 136u + u32(128 * v_pn) + (sg_id + 0u) % 8u * 16u, 136u);
-        pm_b_0[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&t_B, rank * 10880u + u32((v_k + 32)) * 136u + (sg_id + 8u) / 8u * 16u * 136u + u32(128 * v_pn) + (sg_id + 8u) % 8u * 16u, 136u);
+        { let v = lid + 0u; pv_b_0[0] = v4_B[(rank * 10880u + (u32((v_k + 32)) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; }
+        { let v = lid + 256u; pv_b_0[1] = v4_B[(rank * 10880u + (u32((v_k + 32)) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; }
       }
       if (!(inside_next_sh_b_0)) {
         for (var p = 0u; p < 16u; p++) {
@@ -298,8 +302,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     // yield %d
     if (has_next_0) {
       if (inside_next_sh_a_0) {
-        subgroupMatrixStore<row_major>(&sh_a, ((step_0 + 1u) % 2u) * 5120u + (sg_id + 0u) / 2u * 16u * 40u + (sg_id + 0u) % 2u * 16u, pm_a_0[0], 40u);
-        subgroupMatrixStore<row_major>(&sh_a, ((step_0 + 1u) % 2u) * 5120u + (sg_id + 8u) / 2u * 16u * 40u + (sg_id + 8u) % 2u * 16u, pm_a_0[1], 40u);
+        { let v = lid + 0u; let at = ((step_0 + 1u) % 2u) * 5120u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_a_0[0].x); sh_a[at + 0u] = hx.x; sh_a[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_a_0[0].y); sh_a[at + 2u] = hy.x; sh_a[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_a_0[0].z); sh_a[at + 4u] = hz.x; sh_a[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_a_0[0].w); sh_a[at + 6u] = hw.x; sh_a[at + 7u] = hw.y; }
+        { let v = lid + 256u; let at = ((step_0 + 1u) % 2u) * 5120u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_a_0[1].x); sh_a[at + 0u] = hx.x; sh_a[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_a_0[1].y); sh_a[at + 2u] = hy.x; sh_a[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_a_0[1].z); sh_a[at + 4u] = hz.x; sh_a[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_a_0[1].w); sh_a[at + 6u] = hw.x; sh_a[at + 7u] = hw.y; }
       }
       if (!(inside_next_sh_a_0)) {
         for (var p = 0u; p < 16u; p++) {
@@ -308,8 +312,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         }
       }
       if (inside_next_sh_b_0) {
-        subgroupMatrixStore<row_major>(&sh_b, ((step_0 + 1u) % 2u) * 4352u + (sg_id + 0u) / 8u * 16u * 136u + (sg_id + 0u) % 8u * 16u, pm_b_0[0], 136u);
-        subgroupMatrixStore<row_major>(&sh_b, ((step_0 + 1u) % 2u) * 4352u + (sg_id + 8u) / 8u * 16u * 136u + (sg_id + 8u) % 8u * 16u, pm_b_0[1], 136u);
+        { let v = lid + 0u; let at = ((step_0 + 1u) % 2u) * 4352u + (v / 16u) * 136u + (v % 16u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
+        { let v = lid + 256u; let at = ((step_0 + 1u) % 2u) * 4352u + (v / 16u) * 136u + (v % 16u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[1].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[1].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[1].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[1].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
       }
       if (!(inside_next_sh_b_0)) {
         for (var p = 0u; p < 16u; p++) {
