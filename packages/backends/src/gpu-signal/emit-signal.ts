@@ -109,6 +109,23 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
  * Copies or adds one part's region, all invocations taking elements in turn; one case per tensor. A
  * merged lead adds the sources of all its members to the destination in one pass.
  */
+/**
+ * The coordinates of a part's element `e` along the tensor's own axes (lanes MAX_DIMS − rank … 3; the
+ * others 0). Each lane costs integer divisions per element, of which the move mostly consists, so the
+ * outermost axis takes no modulo and axes the tensor lacks take nothing.
+ */
+function partCoordinates(rank: number): string {
+  const inner = ['extent.y * extent.z * extent.w', 'extent.z * extent.w', 'extent.w', ''];
+  const extent = ['extent.x', 'extent.y', 'extent.z', 'extent.w'];
+  const outer = MAX_DIMS - rank;
+  const lane = (i: number) => {
+    if (i < outer) return '0u';
+    const quotient = inner[i] === '' ? 'e' : `e / (${inner[i]})`;
+    return i === outer ? quotient : `${inner[i] === '' ? 'e' : `(${quotient})`} % ${extent[i]}`;
+  };
+  return `vec4u(${[0, 1, 2, 3].map(lane).join(', ')})`;
+}
+
 function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
   const tensors = [...new Set(ctx.table.entries.map((e) => e.chunk.tensor))].map((n) => ctx.tensors.get(n)!);
   w.block('fn move_part(part: u32, lid: u32)', () => {
@@ -135,7 +152,7 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
         const at = strides.map((s, i) => `x[${MAX_DIMS - t.shape.length + i}] * ${s}u`).join(' + ');
         w.block(`case ${t.binding}u:`, () => {
           w.block(`for (var e = lid; e < ${field('elements')}; e += WORKGROUP_SIZE)`, () => {
-            w.line('let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);');
+            w.line(`let x = lo + ${partCoordinates(t.shape.length)};`);
             w.line(`let at = ${at};`);
             w.line(`let target_at = dst * ${t.elementsPerRank}u + at;`);
             w.line(`let source_at = src * ${t.elementsPerRank}u + at;`);

@@ -96,7 +96,7 @@ fn move_part(part: u32, lid: u32) {
   switch tables[d + 1u] {
     case 0u: {
       for (var e = lid; e < tables[d + 9u]; e += WORKGROUP_SIZE) {
-        let x = lo + vec4u((e / (extent.y * extent.z * extent.w)), (e / (extent.z * extent.w)) % extent.y, (e / extent.w) % extent.z, e % extent.w);
+        let x = lo + vec4u(0u, 0u, e / (extent.w), e % extent.w);
         let at = x[2] * 64u + x[3] * 1u;
         let target_at = dst * 8192u + at;
         let source_at = src * 8192u + at;
