@@ -496,14 +496,14 @@ export async function gemmSweep(variants: readonly Variant[], options: SweepOpti
           rows.push({ name, variant, exactError, ok: exactError === 0 });
         } else if (variant.kind === 'ceiling') {
           const kernel = await Kernel.create(device, variant, timed, false);
-          const ms = await settledTimes(device, kernel);
+          const ms = await settledTimes((runs) => kernel.time(device, runs));
           rows.push({ name, variant, ok: true, ms, tflops: (2 * size ** 3) / (ms.median * 1e-3) / 1e12 });
         } else {
           const exactError = await check(device, await Kernel.create(device, variant, exact, false), exact);
           const kernel = await Kernel.create(device, variant, timed, false);
           const timedError = await check(device, kernel, timed);
           const ok = exactError === 0 && timedError <= timed.tolerance;
-          const ms = await settledTimes(device, kernel);
+          const ms = await settledTimes((runs) => kernel.time(device, runs));
           rows.push({ name, variant, exactError, timedError, tolerance: timed.tolerance, ok, ms, tflops: (2 * size ** 3) / (ms.median * 1e-3) / 1e12 });
         }
       } catch (e) {
@@ -530,12 +530,12 @@ const WARM_MS = 1000;
  * then agree at low clocks, and the same kernel measured up to 2.6x apart across the sweep. So:
  * batches of at least 200 ms, a second of busy GPU first, then the settled check.
  */
-async function settledTimes(device: GPUDevice, kernel: Kernel) {
-  const perRun = summarize(await kernel.time(device, 3)).median;
+export async function settledTimes(time: (runs: number) => Promise<number[]>) {
+  const perRun = summarize(await time(3)).median;
   const runs = Math.min(1000, Math.max(10, Math.ceil(BATCH_MS / perRun)));
-  for (let busy = 0; busy < WARM_MS; ) busy += (await kernel.time(device, runs)).reduce((a, b) => a + b, 0);
-  await warmUntilSettled(() => kernel.time(device, runs));
-  return summarize(await kernel.time(device, runs));
+  for (let busy = 0; busy < WARM_MS; ) busy += (await time(runs)).reduce((a, b) => a + b, 0);
+  await warmUntilSettled(() => time(runs));
+  return summarize(await time(runs));
 }
 
 const isMain = process.argv[1] !== undefined && /gemm-sweep\.(m?js|ts)$/.test(process.argv[1]);

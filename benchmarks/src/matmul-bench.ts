@@ -5,6 +5,11 @@
  * to the SIMT f32 kernel. Writes matmul.json into --out (or $OUT).
  *
  *   node dist/matmul.mjs [--quick] [--checks-only] [--out DIR] [--target simt|subgroup-matrix] [--block 128x128x32] [--subgroups 2x4]
+ *
+ * Tile by tile (issue 19): `--tiles 128x128x64:4x2,128x256x16 --sizes 4096,8192,4000x3000x1000`
+ * checks each tile exactly on small shapes, then times the emitted kernel at each size on uniform
+ * random inputs, warmed by time (gemm-sweep's settledTimes: the H100 idles to 345 MHz in host gaps),
+ * and checks that timed kernel's own output on sampled rows against an f64 CPU reference.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { compileOrThrow, FusedSession, gemmKernel, lowerToWgsl, openDevice, warmUntilSettled } from '@syncopate/core';
 import { chooseMatmulStrategy, type CodegenOptions } from '@syncopate/backends';
 import type { DeviceHandle } from '@syncopate/runtime';
+import { settledTimes } from './gemm-sweep.js';
 import { summarize } from './stats.js';
 
 interface Block {
@@ -93,6 +99,84 @@ async function speed(device: DeviceHandle, n: number, block: Block, dtype: 'f16'
   }
 }
 
+interface Size {
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+}
+
+/** Rows of C checked after timing: first, last and three between. */
+function sampledRows(m: number): number[] {
+  return [...new Set([0, Math.floor(m / 3), Math.floor(m / 2), Math.floor((2 * m) / 3), m - 1])];
+}
+
+/** The largest error of `c` on `rows` against an f64 reference of A·B there. */
+function sampledError(c: Float32Array, a: Float32Array, b: Float32Array, size: Size, rows: readonly number[]): number {
+  let worst = 0;
+  const want = new Float64Array(size.n);
+  for (const i of rows) {
+    want.fill(0);
+    for (let p = 0; p < size.k; p++) {
+      const x = a[i * size.k + p]!;
+      for (let j = 0; j < size.n; j++) want[j] = want[j]! + x * b[p * size.n + j]!;
+    }
+    for (let j = 0; j < size.n; j++) worst = Math.max(worst, Number.isNaN(c[i * size.n + j]!) ? Infinity : Math.abs(c[i * size.n + j]! - want[j]!));
+  }
+  return worst;
+}
+
+/** One tile at one size: the emitted kernel timed at settled clocks, then its own output checked on sampled rows. */
+async function timedAndChecked(device: DeviceHandle, size: Size, block: Block, options: CodegenOptions, A: Float32Array, B: Float32Array) {
+  const { fused } = fusedGemm(size, block, 'f16', options);
+  const session = await FusedSession.open(device, fused, { A: [A], B: [B], C: [new Float32Array(size.m * size.n).fill(Number.NaN)] }, { read: ['C'] });
+  try {
+    const ms = await settledTimes(async (runs) => {
+      const r = await session.runBackToBack(runs);
+      return r.gpuMs ?? [r.wallMs / runs];
+    });
+    const [C] = await session.read('C');
+    const rows = sampledRows(size.m);
+    const maxAbsError = sampledError(C!, A, B, size, rows);
+    const tolerance = 1e-5 * size.k;
+    return { ...size, block, target: options.target, views: fused.views?.map((v) => v.tensor) ?? [], ms, tflops: (2 * size.m * size.n * size.k) / (ms.median * 1e-3) / 1e12, checkedRows: rows, maxAbsError, tolerance, ok: maxAbsError <= tolerance };
+  } finally {
+    session.destroy();
+  }
+}
+
+/** Each tile (`BMxBNxBK[:SMxSN]`) exact on small shapes, then timed and checked at each size. */
+export async function matmulTiles(tiles: readonly { block: Block; subgroups?: readonly [number, number] }[], sizes: readonly Size[]) {
+  const device = await openDevice();
+  try {
+    const strategy = chooseMatmulStrategy(device.features, device.subgroupMatrixConfigs, { input: 'f16', accumulate: 'f32' }, device.subgroupMaxSize);
+    // SIMT where the adapter has no subgroup matrices (so the bench itself runs on lavapipe).
+    const target = strategy.kind === 'subgroup-matrix' ? { ...strategy.target, workgroupBytes: device.device.limits.maxComputeWorkgroupStorageSize } : undefined;
+    const optionsOf = (t: (typeof tiles)[number]): CodegenOptions => ({ target: target ? { ...target, ...(t.subgroups && { subgroups: t.subgroups }) } : 'simt' });
+    const name = (t: (typeof tiles)[number]) => `${t.block.m}x${t.block.n}x${t.block.k}${t.subgroups ? ` sg${t.subgroups.join('x')}` : ''}`;
+    const checks = [];
+    for (const t of tiles) {
+      for (const size of [{ m: 256, n: 256, k: 256 }, { m: 200, n: 136, k: 80 }, { m: 1000, n: 520, k: 328 }]) {
+        const c = await check(device, size, t.block, optionsOf(t), true);
+        console.log(`check ${name(t)} ${c.m}x${c.n}x${c.k} integers: maxAbsError ${c.maxAbsError} ${c.ok ? 'ok' : 'FAIL'}`);
+        checks.push({ tile: name(t), ...c });
+      }
+    }
+    const timings = [];
+    for (const size of sizes) {
+      const A = data(size.m * size.k, 1, false);
+      const B = data(size.k * size.n, 2, false);
+      for (const t of tiles) {
+        const r = await timedAndChecked(device, size, t.block, optionsOf(t), A, B);
+        console.log(`gemm ${size.m}x${size.n}x${size.k} f16->f32 ${name(t)} (vec4 views: ${r.views.join(',') || 'none'}): ${r.ms.median.toFixed(3)} ms, ${r.tflops.toFixed(1)} TFLOP/s; sampled rows maxAbsError ${r.maxAbsError.toExponential(2)} (tolerance ${r.tolerance}) ${r.ok ? 'ok' : 'FAIL'}`);
+        timings.push({ tile: name(t), ...r });
+      }
+    }
+    return { adapter: device.adapterInfo, target: target ?? 'simt', checks, timings };
+  } finally {
+    device.close();
+  }
+}
+
 export async function matmulBench(args: { quick?: boolean; checksOnly?: boolean; target?: 'simt' | 'subgroup-matrix'; block?: Block; subgroups?: readonly [number, number] } = {}) {
   const device = await openDevice();
   try {
@@ -132,7 +216,29 @@ export async function matmulBench(args: { quick?: boolean; checksOnly?: boolean;
 
 const isMain = process.argv[1] !== undefined && /matmul(-bench)?\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, 'checks-only': { type: 'boolean' }, out: { type: 'string' }, target: { type: 'string' }, block: { type: 'string' }, subgroups: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean' }, 'checks-only': { type: 'boolean' }, out: { type: 'string' }, target: { type: 'string' }, block: { type: 'string' }, subgroups: { type: 'string' }, tiles: { type: 'string' }, sizes: { type: 'string' } },
+  });
+  if (values.tiles) {
+    const tiles = values.tiles.split(',').map((t) => {
+      const [b, g] = t.split(':');
+      const [m, n, k] = b!.split('x').map(Number);
+      const sg = g?.split('x').map(Number);
+      return { block: { m: m!, n: n!, k: k! }, ...(sg && { subgroups: [sg[0]!, sg[1]!] as const }) };
+    });
+    const sizes = (values.sizes ?? '4096').split(',').map((x) => {
+      const [m, n, k] = x.includes('x') ? x.split('x').map(Number) : [Number(x), Number(x), Number(x)];
+      return { m: m!, n: n!, k: k! };
+    });
+    const result = await matmulTiles(tiles, sizes);
+    const out = values.out ?? process.env['OUT'];
+    if (out) {
+      mkdirSync(out, { recursive: true });
+      writeFileSync(join(out, 'matmul-tiles.json'), JSON.stringify(result, null, 1));
+    }
+    if (result.checks.some((c) => !c.ok) || result.timings.some((t) => !t.ok)) process.exitCode = 1;
+    process.exit();
+  }
   const block = values.block?.split('x').map(Number);
   const subgroups = values.subgroups?.split('x').map(Number);
   const result = await matmulBench({
