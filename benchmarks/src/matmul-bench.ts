@@ -183,9 +183,12 @@ export async function matmulBench(args: { quick?: boolean; checksOnly?: boolean;
     const strategy = chooseMatmulStrategy(device.features, device.subgroupMatrixConfigs, { input: 'f16', accumulate: 'f32' }, device.subgroupMaxSize);
     const adapter = { ...device.adapterInfo, features: device.features, toggles: device.toggles, subgroupMatrixConfigs: device.subgroupMatrixConfigs, subgroupMaxSize: device.subgroupMaxSize };
     console.log(JSON.stringify({ adapter, strategy }, null, 1));
+    // The subgroup-matrix default is the tile that ran fastest at 4096³ and 8192³ on the H100
+    // (128x128x64, 4x2 subgroups: benchmarks/gemm.md, "The port").
+    const subgroups = args.subgroups ?? (args.block ? undefined : ([4, 2] as const));
     const options: CodegenOptions =
-      args.target === 'simt' || strategy.kind !== 'subgroup-matrix' ? { target: 'simt' } : { target: { ...strategy.target, ...(args.subgroups && { subgroups: args.subgroups }) } };
-    const block = args.block ?? (options.target === 'simt' ? { m: 64, n: 64, k: 32 } : { m: 128, n: 256, k: 32 });
+      args.target === 'simt' || strategy.kind !== 'subgroup-matrix' ? { target: 'simt' } : { target: { ...strategy.target, ...(subgroups && { subgroups }) } };
+    const block = args.block ?? (options.target === 'simt' ? { m: 64, n: 64, k: 32 } : { m: 128, n: 128, k: 64 });
     const checks = [];
     for (const [size, integers] of [
       [{ m: 256, n: 256, k: 256 }, true],
