@@ -11,7 +11,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDevice, runWorkload } from '@syncopate/core';
+import { openDevice, runWorkload, WARMUP_BUSY_MS } from '@syncopate/core';
 import type { DeviceHandle } from '@syncopate/runtime';
 
 interface Block {
@@ -40,6 +40,7 @@ async function fusedWorkload(device: DeviceHandle, workload: 'ag-gemm' | 'gemm-r
     device,
     verifyRows: 16,
     warmupRuns: 10,
+    warmupBusyMs: WARMUP_BUSY_MS,
     timedRuns: runs,
     ...(variant.partElements ? { codegen: { partElements: variant.partElements } } : {}),
   });

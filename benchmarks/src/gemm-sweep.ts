@@ -22,7 +22,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDevice, warmUntilSettled } from '@syncopate/core';
+import { openDevice, WARMUP_BUSY_MS, warmUntilSettled } from '@syncopate/core';
 import { summarize } from './stats.js';
 
 export interface Variant {
@@ -520,21 +520,19 @@ export async function gemmSweep(variants: readonly Variant[], options: SweepOpti
   }
 }
 
-/** GPU time a timed batch lasts at least, and busy time before the first timed batch. */
+/** GPU time a timed batch lasts at least. */
 const BATCH_MS = 200;
-const WARM_MS = 1000;
 
 /**
  * Times a kernel at settled clocks. Batches of 10 sub-millisecond launches were not enough: the
  * H100 drops to 345 MHz within the host gaps between variants (call3/clocks.csv), two short batches
  * then agree at low clocks, and the same kernel measured up to 2.6x apart across the sweep. So:
- * batches of at least 200 ms, a second of busy GPU first, then the settled check.
+ * batches of at least 200 ms, after warmUntilSettled's second of busy GPU and settled check.
  */
 export async function settledTimes(time: (runs: number) => Promise<number[]>) {
   const perRun = summarize(await time(3)).median;
   const runs = Math.min(1000, Math.max(10, Math.ceil(BATCH_MS / perRun)));
-  for (let busy = 0; busy < WARM_MS; ) busy += (await time(runs)).reduce((a, b) => a + b, 0);
-  await warmUntilSettled(() => time(runs));
+  await warmUntilSettled(() => time(runs), WARMUP_BUSY_MS);
   return summarize(await time(runs));
 }
 

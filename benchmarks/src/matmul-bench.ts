@@ -14,7 +14,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { compileOrThrow, FusedSession, gemmKernel, lowerToWgsl, openDevice, warmUntilSettled } from '@syncopate/core';
+import { compileOrThrow, FusedSession, gemmKernel, lowerToWgsl, openDevice, WARMUP_BUSY_MS, warmUntilSettled } from '@syncopate/core';
 import { chooseMatmulStrategy, type CodegenOptions } from '@syncopate/backends';
 import type { DeviceHandle } from '@syncopate/runtime';
 import { settledTimes } from './gemm-sweep.js';
@@ -90,7 +90,7 @@ async function speed(device: DeviceHandle, n: number, block: Block, dtype: 'f16'
     await warmUntilSettled(async () => {
       const w = await session.runBackToBack(runs);
       return w.gpuMs ?? [w.wallMs / runs];
-    });
+    }, WARMUP_BUSY_MS);
     const r = await session.runBackToBack(runs);
     const ms = summarize(r.gpuMs ?? [r.wallMs / runs]);
     return { size: n, dtype, block, target: options.target ?? 'simt', ms, timing: r.timing, tflops: (2 * n ** 3) / (ms.median * 1e-3) / 1e12 };

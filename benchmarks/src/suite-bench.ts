@@ -33,6 +33,7 @@ import {
   timelineSvg,
   traceRun,
   traceTimeline,
+  WARMUP_BUSY_MS,
   WORKLOAD_NAMES,
   type BenchReport,
   type RunOptions,
@@ -126,7 +127,7 @@ async function main(): Promise<void> {
       try {
         const shape = gpuShape(c.workload, c.ranks, size);
         const block = c.workload === 'ag-gemm' || c.workload === 'gemm-rs' ? { block: GEMM_BLOCK[dtype] } : {};
-        const report = await benchWorkload({ ...base, shape, ...block, verifyRows: VERIFY_ROWS, runs: quick ? 5 : 20, warmup: 10 });
+        const report = await benchWorkload({ ...base, shape, ...block, verifyRows: VERIFY_ROWS, runs: quick ? 5 : 20, warmup: 10, warmupBusyMs: WARMUP_BUSY_MS });
         reports.push({ section: c.section, report, run: { ...base, shape } });
         console.log(JSON.stringify({ section: c.section, ...report }));
         appendFileSync(jsonl, `${JSON.stringify({ section: c.section, run: { ...base, handles: undefined, shape }, report })}\n`);

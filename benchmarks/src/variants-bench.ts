@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { benchTable, benchWorkload, type BenchReport } from '@syncopate/core';
+import { benchTable, benchWorkload, WARMUP_BUSY_MS, type BenchReport } from '@syncopate/core';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
 
 const BLOCK = { m: 128, n: 128, k: 8 };
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
         // The same total work as a size³ GEMM: ag-gemm splits N over ranks, gemm-rs splits K.
         const shape = workload === 'ag-gemm' ? { m: size, n: size / ranks, k: size } : { m: size, n: size, k: size / ranks };
         // The timed kernel is the checked one: its first run, on 16 sampled rows of C.
-        const report = await benchWorkload({ ...base, shape, block: BLOCK, verifyRows: 16, runs: quick ? 5 : 20, warmup: 5 });
+        const report = await benchWorkload({ ...base, shape, block: BLOCK, verifyRows: 16, runs: quick ? 5 : 20, warmup: 5, warmupBusyMs: WARMUP_BUSY_MS });
         reports.push(report);
         lines.push(report);
         console.log(JSON.stringify(report));

@@ -77,6 +77,8 @@ export interface RunWorkloadOptions extends RunOptions {
   readonly timedRuns?: number;
   /** Untimed runs before the timed ones (default 0). */
   readonly warmupRuns?: number;
+  /** GPU time to keep the device busy before the settled check (`warmUntilSettled`); GPU benchmarks pass WARMUP_BUSY_MS. Default 0. */
+  readonly warmupBusyMs?: number;
   /**
    * Check the outputs against the CPU reference (default true). Benchmarks at shapes whose reference
    * would take minutes turn it off (and check a smaller shape first): `verified` is then false and
@@ -188,7 +190,7 @@ interface Session {
  * idles and lowers its clocks. Runs over several devices need the host between phases anyway.
  * Warm-up is `warmup` runs, repeated as a batch until the clocks settle (`warmUntilSettled`).
  */
-async function timeRuns(session: Session, warmup: number, runs: number): Promise<{ times: number[]; timing: RunResult['timing']; perRun: boolean }> {
+async function timeRuns(session: Session, warmup: number, runs: number, busyMs = 0): Promise<{ times: number[]; timing: RunResult['timing']; perRun: boolean }> {
   if (runs === 0) return { times: [], timing: 'wall-clock', perRun: true };
   const batch = async (count: number): Promise<{ times: number[]; timing: RunResult['timing']; perRun: boolean }> => {
     if (session instanceof FusedSession) {
@@ -200,7 +202,7 @@ async function timeRuns(session: Session, warmup: number, runs: number): Promise
     for (let i = 0; i < count; i++) times.push((await session.run()).wallMs);
     return { times, timing: 'wall-clock', perRun: true };
   };
-  if (warmup > 0) await warmUntilSettled(async () => (await batch(warmup)).times);
+  if (warmup > 0) await warmUntilSettled(async () => (await batch(warmup)).times, busyMs);
   return batch(runs);
 }
 
@@ -261,7 +263,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       // The first run checks the answer (and pays for any lazy shader compilation); the next ones are timed.
       await session.run();
       if (check) for (const name of workload.outputs) tensors[name] = await session.read(name);
-      timed = await timeRuns(session, o.warmupRuns ?? 0, o.timedRuns ?? 3);
+      timed = await timeRuns(session, o.warmupRuns ?? 0, o.timedRuns ?? 3, o.warmupBusyMs);
       if (o.timeCommunication && session instanceof FusedSession && devices[0]!.hasTimestamps) {
         commMs = summarize(await timeTilelessPhases(session, placed.devices[0]!.view, o.timeCommunication));
       }

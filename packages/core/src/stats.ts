@@ -16,17 +16,25 @@ export function summarize(samples: readonly number[], perRun = true): Summary {
   return { median, min: s[0] ?? NaN, max: s[s.length - 1] ?? NaN, runs: s.length };
 }
 
-/** Warm-up batches at most: enough for a GPU's clocks to settle, bounded should they never. */
+/** Warm-up batches at most once the GPU has been busy long enough: bounded should they never settle. */
 const MAX_WARMUP_BATCHES = 8;
 /** A warm-up batch whose median is within this of the previous one's means the clocks have settled. */
 const SETTLED = 0.02;
+/** Busy GPU time benchmarks ask for before the settled check: an H100 idles at 345 MHz after a host gap of a second. */
+export const WARMUP_BUSY_MS = 1000;
+/** Batches of the busy phase at most (a batch of zero-time runs would never add up). */
+const MAX_BUSY_BATCHES = 1000;
 
 /**
- * Runs `batch` (a batch of timed runs, their times) until two batches in a row agree within 2%, at
- * most 8 times. An H100 takes a few hundred milliseconds of work to raise its clocks from idle; a
- * fixed count of short warm-up runs left variants (and a tile sweep) timed at idle clocks.
+ * Runs `batch` (a batch of timed runs, their times) until the GPU has been busy `busyMs` (the sum of
+ * the batches' times; GPU benchmarks pass WARMUP_BUSY_MS, tests on a software adapter need none), then until two batches in a row agree within 2%, at most 8 more times. The
+ * H100 drops to idle clocks in the host gaps between variants (a CPU check, a compile), and two short
+ * batches of sub-millisecond runs then agree at those clocks: the same kernel was timed up to 2.6x
+ * apart (benchmarks/gemm.md). A second of busy GPU first raises the clocks whatever the batch size.
  */
-export async function warmUntilSettled(batch: () => Promise<readonly number[]>): Promise<void> {
+export async function warmUntilSettled(batch: () => Promise<readonly number[]>, busyMs = 0): Promise<void> {
+  let busy = 0;
+  for (let i = 0; busy < busyMs && i < MAX_BUSY_BATCHES; i++) busy += (await batch()).reduce((a, b) => a + b, 0);
   let previous = NaN;
   for (let i = 0; i < MAX_WARMUP_BATCHES; i++) {
     const median = summarize(await batch()).median;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarize, warmUntilSettled } from '../src/stats.js';
+import { summarize, WARMUP_BUSY_MS, warmUntilSettled } from '../src/stats.js';
 import { rowSample } from '../src/run.js';
 
 describe('summarize', () => {
@@ -39,5 +39,18 @@ describe('warmUntilSettled', () => {
     const b = batches([1, 2, 1, 2, 1, 2, 1, 2, 1, 2]);
     await warmUntilSettled(b.batch);
     expect(b.calls()).toBe(8);
+  });
+
+  it('keeps the GPU busy for a second first, however short the batches (idle clocks agree too)', async () => {
+    const b = batches([100]);
+    await warmUntilSettled(b.batch, WARMUP_BUSY_MS);
+    // 10 batches of 100 ms make the second of busy time, then two that agree.
+    expect(b.calls()).toBe(12);
+  });
+
+  it('stops the busy phase of zero-time batches after a bounded count', async () => {
+    const b = batches([0]);
+    await warmUntilSettled(b.batch, WARMUP_BUSY_MS);
+    expect(b.calls()).toBe(1000 + 2);
   });
 });
