@@ -22,7 +22,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDevice, WARMUP_BUSY_MS, warmUntilSettled } from '@syncopate/core';
+import { openDevice, toHalfBits, WARMUP_BUSY_MS, warmUntilSettled } from '@syncopate/core';
 import { summarize } from './stats.js';
 
 export interface Variant {
@@ -247,25 +247,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 /** Deterministic data: small integers in [-4, 3], or uniform in [-1, 1) on the f16 grid; with its f16 bits. */
 function data(count: number, seed: number, integers: boolean): { values: Float32Array; bits: Uint16Array } {
   const values = new Float32Array(count);
-  const bits = new Uint16Array(count);
   let s = seed >>> 0;
   for (let i = 0; i < count; i++) {
     s = (s * 1664525 + 1013904223) >>> 0;
     // Uniform: a multiple of 2^-11 in [-1, 1): exactly representable in f16.
     const x = integers ? (s >>> 29) - 4 : ((s >>> 21) - 1024) / 1024;
     values[i] = x;
-    bits[i] = f16Bits(x);
   }
-  return { values, bits };
-}
-
-/** f16 bits of x, exact for the values `data` makes (|x| < 2048, at most 11 significant bits). */
-function f16Bits(x: number): number {
-  if (x === 0) return 0;
-  const sign = x < 0 ? 0x8000 : 0;
-  const v = Math.abs(x);
-  const e = Math.floor(Math.log2(v));
-  return sign | ((e + 15) << 10) | Math.round((v / 2 ** e - 1) * 1024);
+  return { values, bits: toHalfBits(values) };
 }
 
 /** C's rows `rows` by the CPU, in f64. */

@@ -17,7 +17,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { compileOrThrow, FusedSession, gemmKernel, lowerToWgsl, openDevice } from '@syncopate/core';
+import { compileOrThrow, FusedSession, gemmKernel, lowerToWgsl, openDevice, toHalfBits } from '@syncopate/core';
 import type { DeviceHandle } from '@syncopate/runtime';
 
 /** The probes' matrices are SIZE x SIZE row-major. */
@@ -32,15 +32,6 @@ function integers(seed: number, n = SIZE * SIZE): Float32Array {
     out[i] = (s >>> 29) - 4;
   }
   return out;
-}
-
-/** f16 bits of a small integer (|x| < 2048). */
-function f16Bits(x: number): number {
-  if (x === 0) return 0;
-  const sign = x < 0 ? 0x8000 : 0;
-  const v = Math.abs(x);
-  const e = Math.floor(Math.log2(v));
-  return sign | ((e + 15) << 10) | Math.round((v / 2 ** e - 1) * 1024);
 }
 
 const A = integers(1);
@@ -473,7 +464,7 @@ export async function probeSubgroupMatrices(): Promise<{ adapter: unknown; resul
     const adapter = { ...handle.adapterInfo, features: handle.features, toggles: handle.toggles };
     if (!handle.features.includes('chromium-experimental-subgroup-matrix')) return { adapter, results: [] };
     const device = handle.device;
-    const inputs = { a: upload(device, Uint16Array.from(A, f16Bits)), b: upload(device, Uint16Array.from(B, f16Bits)), x: upload(device, X) };
+    const inputs = { a: upload(device, toHalfBits(Float32Array.from(A))), b: upload(device, toHalfBits(Float32Array.from(B))), x: upload(device, X) };
     const results: ProbeResult[] = [];
     for (const probe of probes) {
       const r = await runProbe(device, probe, inputs);

@@ -6,6 +6,7 @@ export * from './compile.js';
 export * from './run.js';
 export * from './workloads/index.js';
 export * from './stats.js';
+export { fromHalfBits, toHalfBits } from './half.js';
 export * from './bench.js';
 export { alignedTable, formatRunReport, runReportRows } from './report-format.js';
 export * from './plots.js';
