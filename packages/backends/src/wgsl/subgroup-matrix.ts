@@ -17,8 +17,10 @@
  * for tensors the kernel never writes: two bindings of one buffer must both be read-only) and
  * unpacked into the padded rows: on the H100 this kernel ran 2x the one with matrix copies (118 vs
  * 58 TFLOP/s at 8192³; a matrix load from global memory and a matrix store into workgroup memory,
- * still used for tensors without a view; benchmarks/gemm.md, "The port"). Any other tile goes element by element, zero outside the tensor, so edge
- * tiles in M, N and K multiply zeros.
+ * still used for tensors without a view; benchmarks/gemm.md, "The port"). Any other tile goes element
+ * by element straight into workgroup memory after the step's MMAs, zero outside the tensor, so edge
+ * tiles in M, N and K multiply zeros; it holds no registers across the MMAs (the prefetch registers
+ * of an edge path, live beside the words in every tile, cost register budget and so occupancy).
  *
  * Store. A tile inside C goes straight from the accumulators to C; an edge tile goes through a
  * per-subgroup M×N scratch, one matrix at a time, and the workgroup writes the elements inside C.
@@ -374,15 +376,14 @@ export class SubgroupMatrixEmitter {
     return Math.ceil((t.tile[0] * t.tile[1]) / (this.subgroups * this.p.subgroupSize));
   }
 
-  /** Registers that carry a tile from global to workgroup memory, named after the loop. */
-  private registers(t: StagedTile, loop: number): { scalars: string; matrices: string; words: string } {
+  /** Registers that carry an inside tile from global to workgroup memory, named after the loop. */
+  private registers(t: StagedTile, loop: number): { matrices: string; words: string } {
     const suffix = `${t.array.replace(/^sh_/, '')}_${loop}`;
-    return { scalars: `pf_${suffix}`, matrices: `pm_${suffix}`, words: `pv_${suffix}` };
+    return { matrices: `pm_${suffix}`, words: `pv_${suffix}` };
   }
 
   private declareRegisters(t: StagedTile, loop: number): void {
     const r = this.registers(t, loop);
-    this.w.line(`var ${r.scalars}: array<${t.dtype}, ${this.elementsPerThread(t)}>;`);
     const words = this.words(t);
     const copy = this.copyMatrices(t);
     if (words) this.w.line(`var ${r.words}: array<vec4<u32>, ${words.perThread}>;`);
@@ -408,11 +409,38 @@ export class SubgroupMatrixEmitter {
     return [`(${f}) / ${across}u * ${copy.rows}u`, `(${f}) % ${across}u * ${copy.cols}u`];
   }
 
-  /** Global → registers: by matrices when `inside` (a uniform let) holds, else element by element, zero outside. */
+  /**
+   * Global → registers, where `inside` (a uniform let) holds: by 16-byte words or by matrices. A tile
+   * that is not inside takes no registers here: `put` reads it straight into workgroup memory. Edge
+   * tiles lose the prefetch, but no per-element registers stay live across the step's MMAs (they
+   * would count against every tile's register budget, and so against occupancy).
+   */
   private fetch(t: StagedTile, loop: number, inside: string): void {
     const { w } = this;
     const r = this.registers(t, loop);
     const copy = this.copyMatrices(t);
+    const words = this.words(t);
+    const [, cols] = t.shape;
+    if (words) {
+      // Word v is row v / across, columns 8·(v % across) + [0, 8) of the tile; col0 is a multiple of 8 here.
+      const at = `(${t.base} + (u32(${t.row0}) + v / ${words.across}u) * ${cols}u + u32(${t.col0})) / 8u + v % ${words.across}u`;
+      return void w.block(`if (${inside})`, () => this.eachWord(t, (q) => `${r.words}[${q}] = ${t.vec4}[${at}];`));
+    }
+    if (!copy) return;
+    w.block(`if (${inside})`, () => {
+      for (let q = 0; q < copy.perSubgroup; q++) {
+        const [fr, fc] = this.copyOrigin(t, q);
+        this.ops.load(w, `${r.matrices}[${q}]`, t.role, t.tensor, `${t.base} + u32(${t.row0}) * ${cols}u + ${fr} * ${cols}u + u32(${t.col0}) + ${fc}`, `${cols}u`);
+      }
+    });
+  }
+
+  /** Into copy `into` (an element offset) of the tile's workgroup array: from `fetch`'s registers where `inside`, else element by element from global memory, zero outside the tensor. */
+  private put(t: StagedTile, loop: number, inside: string, into: string): void {
+    const { w } = this;
+    const r = this.registers(t, loop);
+    const copy = this.copyMatrices(t);
+    const { stride } = this.array(t);
     const [rows, cols] = t.shape;
     const scalar = () =>
       w.block(`for (var p = 0u; p < ${this.elementsPerThread(t)}u; p++)`, () => {
@@ -420,36 +448,8 @@ export class SubgroupMatrixEmitter {
         w.line(`let row = ${t.row0} + i32(e / ${t.tile[1]}u);`);
         w.line(`let col = ${t.col0} + i32(e % ${t.tile[1]}u);`);
         w.line(`var x = ${t.dtype}(0);`);
-        w.line(`if (e < ${t.tile[0] * t.tile[1]}u && row >= 0 && row < ${rows} && col >= 0 && col < ${cols}) { x = ${t.tensor}[${t.base} + u32(row) * ${cols}u + u32(col)]; }`);
-        w.line(`${r.scalars}[p] = x;`);
-      });
-    const words = this.words(t);
-    if (words) {
-      // Word v is row v / across, columns 8·(v % across) + [0, 8) of the tile; col0 is a multiple of 8 here.
-      const at = `(${t.base} + (u32(${t.row0}) + v / ${words.across}u) * ${cols}u + u32(${t.col0})) / 8u + v % ${words.across}u`;
-      w.block(`if (${inside})`, () => this.eachWord(t, (q) => `${r.words}[${q}] = ${t.vec4}[${at}];`));
-      return void w.block(`if (!(${inside}))`, scalar);
-    }
-    if (!copy) return void scalar();
-    w.block(`if (${inside})`, () => {
-      for (let q = 0; q < copy.perSubgroup; q++) {
-        const [fr, fc] = this.copyOrigin(t, q);
-        this.ops.load(w, `${r.matrices}[${q}]`, t.role, t.tensor, `${t.base} + u32(${t.row0}) * ${cols}u + ${fr} * ${cols}u + u32(${t.col0}) + ${fc}`, `${cols}u`);
-      }
-    });
-    w.block(`if (!(${inside}))`, scalar);
-  }
-
-  /** Registers → copy `into` (an element offset) of the tile's workgroup array, the same way `fetch` took it. */
-  private put(t: StagedTile, loop: number, inside: string, into: string): void {
-    const { w } = this;
-    const r = this.registers(t, loop);
-    const copy = this.copyMatrices(t);
-    const { stride } = this.array(t);
-    const scalar = () =>
-      w.block(`for (var p = 0u; p < ${this.elementsPerThread(t)}u; p++)`, () => {
-        w.line('let e = lid + p * WORKGROUP_SIZE;');
-        w.line(`if (e < ${t.tile[0] * t.tile[1]}u) { ${t.array}[${into} + (e / ${t.tile[1]}u) * ${stride}u + e % ${t.tile[1]}u] = ${r.scalars}[p]; }`);
+        w.line(`if (row >= 0 && row < ${rows} && col >= 0 && col < ${cols}) { x = ${t.tensor}[${t.base} + u32(row) * ${cols}u + u32(col)]; }`);
+        w.line(`if (e < ${t.tile[0] * t.tile[1]}u) { ${t.array}[${into} + (e / ${t.tile[1]}u) * ${stride}u + e % ${t.tile[1]}u] = x; }`);
       });
     const words = this.words(t);
     if (words) {

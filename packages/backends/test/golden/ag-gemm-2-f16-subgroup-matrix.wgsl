@@ -212,9 +212,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   }
   // %acc_out = for %k = 0 to 64 step 16 iter(%acc_it = %acc) -> (tile<32x32xf32>)
   var v_acc_it = v_acc;
-  var pf_a_0: array<f16, 16>;
   var pm_a_0: array<subgroup_matrix_left<f16, 16, 16>, 2>;
-  var pf_b_0: array<f16, 16>;
   var pv_b_0: array<vec4<u32>, 2>;
   workgroupBarrier(); // the workgroup arrays may still be read by earlier code
   {
@@ -223,16 +221,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 0u) / 1u * 16u * 64u + u32(0) + (sg_id + 0u) % 1u * 16u, 64u);
       pm_a_0[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 1u) / 1u * 16u * 64u + u32(0) + (sg_id + 1u) % 1u * 16u, 64u);
     }
-    if (!(inside_sh_a)) {
-      for (var p = 0u; p < 16u; p++) {
-        let e = lid + p * WORKGROUP_SIZE;
-        let row = 32 * v_pm + i32(e / 16u);
-        let col = 0 + i32(e % 16u);
-        var x = f16(0);
-        if (e < 512u && row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
-        pf_a_0[p] = x;
-      }
-    }
     if (inside_sh_a) {
       subgroupMatrixStore<row_major>(&sh_a, 0u + (sg_id + 0u) / 1u * 16u * 24u + (sg_id + 0u) % 1u * 16u, pm_a_0[0], 24u);
       subgroupMatrixStore<row_major>(&sh_a, 0u + (sg_id + 1u) / 1u * 16u * 24u + (sg_id + 1u) % 1u * 16u, pm_a_0[1], 24u);
@@ -240,23 +228,17 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     if (!(inside_sh_a)) {
       for (var p = 0u; p < 16u; p++) {
         let e = lid + p * WORKGROUP_SIZE;
-        if (e < 512u) { sh_a[0u + (e / 16u) * 24u + e % 16u] = pf_a_0[p]; }
+        let row = 32 * v_pm + i32(e / 16u);
+        let col = 0 + i32(e % 16u);
+        var x = f16(0);
+        if (row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
+        if (e < 512u) { sh_a[0u + (e / 16u) * 24u + e % 16u] = x; }
       }
     }
     let inside_sh_b = 0 >= 0 && 0 + 16 <= 64 && 32 * v_pn >= 0 && 32 * v_pn + 32 <= 64 && (32 * v_pn) % 8 == 0;
     if (inside_sh_b) {
       { let v = lid + 0u; pv_b_0[0] = v4_B[(rank * 4096u + (u32(0) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
       { let v = lid + 32u; pv_b_0[1] = v4_B[(rank * 4096u + (u32(0) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
-    }
-    if (!(inside_sh_b)) {
-      for (var p = 0u; p < 16u; p++) {
-        let e = lid + p * WORKGROUP_SIZE;
-        let row = 0 + i32(e / 32u);
-        let col = 32 * v_pn + i32(e % 32u);
-        var x = f16(0);
-        if (e < 512u && row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
-        pf_b_0[p] = x;
-      }
     }
     if (inside_sh_b) {
       { let v = lid + 0u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
@@ -265,7 +247,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     if (!(inside_sh_b)) {
       for (var p = 0u; p < 16u; p++) {
         let e = lid + p * WORKGROUP_SIZE;
-        if (e < 512u) { sh_b[0u + (e / 32u) * 40u + e % 32u] = pf_b_0[p]; }
+        let row = 0 + i32(e / 32u);
+        let col = 32 * v_pn + i32(e % 32u);
+        var x = f16(0);
+        if (row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
+        if (e < 512u) { sh_b[0u + (e / 32u) * 40u + e % 32u] = x; }
       }
     }
   }
@@ -280,29 +266,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 0u) / 1u * 16u * 64u + u32((v_k + 16)) + (sg_id + 0u) % 1u * 16u, 64u);
         pm_a_0[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 1u) / 1u * 16u * 64u + u32((v_k + 16)) + (sg_id + 1u) % 1u * 16u, 64u);
       }
-      if (!(inside_next_sh_a_0)) {
-        for (var p = 0u; p < 16u; p++) {
-          let e = lid + p * WORKGROUP_SIZE;
-          let row = 32 * v_pm + i32(e / 16u);
-          let col = (v_k + 16) + i32(e % 16u);
-          var x = f16(0);
-          if (e < 512u && row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
-          pf_a_0[p] = x;
-        }
-      }
       if (inside_next_sh_b_0) {
         { let v = lid + 0u; pv_b_0[0] = v4_B[(rank * 4096u + (u32((v_k + 16)) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
         { let v = lid + 32u; pv_b_0[1] = v4_B[(rank * 4096u + (u32((v_k + 16)) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
-      }
-      if (!(inside_next_sh_b_0)) {
-        for (var p = 0u; p < 16u; p++) {
-          let e = lid + p * WORKGROUP_SIZE;
-          let row = (v_k + 16) + i32(e / 32u);
-          let col = 32 * v_pn + i32(e % 32u);
-          var x = f16(0);
-          if (e < 512u && row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
-          pf_b_0[p] = x;
-        }
       }
     }
     // %d = dot %a, %b, %acc_it : tile<32x32xf32>
@@ -327,7 +293,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       if (!(inside_next_sh_a_0)) {
         for (var p = 0u; p < 16u; p++) {
           let e = lid + p * WORKGROUP_SIZE;
-          if (e < 512u) { sh_a[((step_0 + 1u) % 2u) * 768u + (e / 16u) * 24u + e % 16u] = pf_a_0[p]; }
+          let row = 32 * v_pm + i32(e / 16u);
+          let col = (v_k + 16) + i32(e % 16u);
+          var x = f16(0);
+          if (row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
+          if (e < 512u) { sh_a[((step_0 + 1u) % 2u) * 768u + (e / 16u) * 24u + e % 16u] = x; }
         }
       }
       if (inside_next_sh_b_0) {
@@ -337,7 +307,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       if (!(inside_next_sh_b_0)) {
         for (var p = 0u; p < 16u; p++) {
           let e = lid + p * WORKGROUP_SIZE;
-          if (e < 512u) { sh_b[((step_0 + 1u) % 2u) * 640u + (e / 32u) * 40u + e % 32u] = pf_b_0[p]; }
+          let row = (v_k + 16) + i32(e / 32u);
+          let col = 32 * v_pn + i32(e % 32u);
+          var x = f16(0);
+          if (row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
+          if (e < 512u) { sh_b[((step_0 + 1u) % 2u) * 640u + (e / 32u) * 40u + e % 32u] = x; }
         }
       }
     }
