@@ -47,8 +47,8 @@ describe('chooseMatmulStrategy', () => {
 
 describe('subgroupGrid', () => {
   it('takes 8 subgroups where each keeps at least 4 matrices, split for the fewest loads per multiply', () => {
-    expect(subgroupGrid(8, 8)).toEqual([2, 4]); // 128x128 of 16x16: each subgroup 4x2 matrices
-    expect(subgroupGrid(8, 16)).toEqual([2, 4]); // 128x128 of 16x8: each 4x4
+    expect(subgroupGrid(8, 8)).toEqual([4, 2]); // 128x128 of 16x16: each subgroup 2x4 matrices (the H100's faster split)
+    expect(subgroupGrid(8, 16)).toEqual([2, 4]); // 128x128 of 16x8: each 4x4 (4x2 would give 2x8)
     expect(subgroupGrid(4, 4)).toEqual([2, 2]); // 64x64: 4 subgroups of 2x2
     expect(subgroupGrid(2, 2)).toEqual([1, 1]); // 32x32: one subgroup
     expect(subgroupGrid(1, 8)).toEqual([1, 2]);

@@ -47,11 +47,11 @@ describe('subgroup-matrix lowering', () => {
     expect(wgsl(gemm(), {})).not.toContain('subgroup');
   });
 
-  it('lays a 128x128 tile out as 2x4 subgroups of 4x2 matrices, 256 invocations, A and B double-buffered', () => {
+  it('lays a 128x128 tile out as 4x2 subgroups of 2x4 matrices, 256 invocations, A and B double-buffered', () => {
     const fused = emitFusedKernel(gemm(), { target: 'subgroup-matrix' });
     if (E.isLeft(fused)) throw new Error('unreachable');
     expect(fused.right.workgroupSize).toEqual([256, 1]);
-    expect(fused.right.wgsl).toContain('2x4 subgroups of 32, each 4x2 matrices; 2 staging copies');
+    expect(fused.right.wgsl).toContain('4x2 subgroups of 32, each 2x4 matrices; 2 staging copies');
     // Rows padded by 8 halves: A [128][40], B [32][136], two copies each.
     expect(fused.right.wgsl).toContain('var<workgroup> sh_a: array<f16, 10240>;');
     expect(fused.right.wgsl).toContain('var<workgroup> sh_b: array<f16, 8704>;');

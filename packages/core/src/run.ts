@@ -13,8 +13,8 @@ import { PlacedSession } from './placed-session.js';
 import { FusedSession, type FusedRun } from './session.js';
 import { matmulTargetFor } from './matmul-target.js';
 import { summarize, warmUntilSettled } from './stats.js';
-import type { Box } from '@syncopate/ir';
-import { getWorkload, maxAbsError, regionBoxes, UsageError, type RowSample, type RunOptions, type RunReport, type TensorData, type WorkloadOptions } from './workloads/index.js';
+import type { Box, Module } from '@syncopate/ir';
+import { getWorkload, maxAbsError, regionBoxes, UsageError, type BlockShape, type RowSample, type RunOptions, type RunReport, type TensorData, type WorkloadOptions } from './workloads/index.js';
 
 export type { RunOptions, RunReport } from './workloads/index.js';
 export { ChunkTimeoutError, FusedSession, type FusedRun } from './session.js';
@@ -138,17 +138,32 @@ function placeWorkload(o: RunWorkloadOptions, module: CompiledKernel['module']):
 
 /**
  * The kernels again with subgroup matrices where `o.target` (default auto) asks for them and the
- * device has them (matmul-target.ts). Under auto a kernel the path cannot lower (a K tile that is not
+ * device has them (matmul-target.ts), built with the workload's tensor-core tile where it has one and
+ * `o.block` is not given (`rebuild`). Under auto a kernel the path cannot lower (a K tile that is not
  * a multiple of the matrices', say) stays SIMT; named, the CompileError stands.
  */
-function retarget(o: RunWorkloadOptions, module: CompiledKernel['module'], simt: PlacedKernels, device: DeviceHandle): { placed: PlacedKernels; target: 'simt' | 'subgroup-matrix' } {
+function retarget(
+  o: RunWorkloadOptions,
+  built: BuiltWorkload,
+  device: DeviceHandle,
+  rebuild: (block: BlockShape) => BuiltWorkload,
+): { built: BuiltWorkload; target: 'simt' | 'subgroup-matrix' } {
   const target = matmulTargetFor(o.target ?? 'auto', device, o.dtype);
-  if (target === 'simt') return { placed: simt, target: 'simt' };
+  if (target === 'simt') return { built, target: 'simt' };
+  const lower = (b: BuiltWorkload): BuiltWorkload => ({ ...b, placed: placeWorkload({ ...o, codegen: { ...o.codegen, target } }, b.compiled.module) });
+  const block = o.block === undefined ? getWorkload(o.workload).tensorCoreBlock?.(workloadOptions(o)) : undefined;
   try {
-    return { placed: placeWorkload({ ...o, codegen: { ...o.codegen, target } }, module), target: 'subgroup-matrix' };
+    if (block) {
+      try {
+        return { built: lower(rebuild(block)), target: 'subgroup-matrix' };
+      } catch (e) {
+        if (!(e instanceof CompileError)) throw e;
+      }
+    }
+    return { built: lower(built), target: 'subgroup-matrix' };
   } catch (e) {
     if (o.target === 'subgroup-matrix' || !(e instanceof CompileError)) throw e;
-    return { placed: simt, target: 'simt' };
+    return { built, target: 'simt' };
   }
 }
 
@@ -218,9 +233,9 @@ async function timeTilelessPhases(session: FusedSession, view: DeviceView, runs:
   return times;
 }
 
-export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
-  const workload = getWorkload(o.workload);
-  const wo: WorkloadOptions = {
+/** The workload options of a run. */
+function workloadOptions(o: RunWorkloadOptions): WorkloadOptions {
+  return {
     ranks: o.ranks,
     shape: o.shape,
     dtype: o.dtype,
@@ -229,7 +244,27 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
     ...(o.reduction === undefined ? {} : { reduction: o.reduction }),
     ...(o.pooling === undefined ? {} : { pooling: o.pooling }),
   };
-  const built = workload.build(wo);
+}
+
+/** The tile of the first `dot` in `ops` (nested loops included): its result's M×N, its operands' K. */
+function dotBlock(ops: Module['kernel']['body']): BlockShape | undefined {
+  for (const op of ops) {
+    if (op.op === 'dot') return { m: op.result.type.shape[0]!, n: op.result.type.shape[1]!, k: op.a.type.shape[1]! };
+    const inner = op.op === 'for' ? dotBlock(op.body) : undefined;
+    if (inner) return inner;
+  }
+  return undefined;
+}
+
+/** A workload's kernel, compiled with its plan (or none) and placed on devices. */
+interface BuiltWorkload {
+  readonly kernel: Module;
+  readonly compiled: CompiledKernel;
+  readonly placed: PlacedKernels;
+}
+
+function buildWorkload(o: RunWorkloadOptions, wo: WorkloadOptions): BuiltWorkload {
+  const built = getWorkload(o.workload).build(wo);
   // Without transfers every tensor is each rank's own: the tiles read what the rank holds.
   const kernel = o.withoutTransfers ? { ...built.kernel, tensors: built.kernel.tensors.map((t) => ({ ...t, distribution: { kind: 'replicated' as const } })) } : built.kernel;
   const plan = o.withoutTransfers
@@ -238,18 +273,27 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       ? built.plan
       : { ...built.plan, chunks: built.plan.chunks.map((c) => ({ ...c, backend: o.backend })) };
   const compiled = compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: o.order } } });
-  let placed = placeWorkload(o, compiled.module);
+  return { kernel, compiled, placed: placeWorkload(o, compiled.module) };
+}
+
+export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
+  const workload = getWorkload(o.workload);
+  const wo = workloadOptions(o);
+  let built = buildWorkload(o, wo);
+  const { kernel } = built;
   const inputs = workload.inputs(wo, o.seed);
   const check = (o.verify ?? true) && !o.withoutTransfers;
   const outputRows = kernel.tensors.find((t) => t.name === workload.outputs[0])!.shape[0]!;
   const sample = o.verifyRows === undefined ? undefined : rowSample(outputRows, o.verifyRows);
   const expected = check ? workload.reference(wo, inputs, sample) : undefined;
   const given = o.handles ?? (o.device ? [o.device] : undefined);
-  const devices = given ?? (await openDevices(placed.devices.length, { device: { requiredLimits: 'adapter-max' } }));
+  const devices = given ?? (await openDevices(built.placed.devices.length, { device: { requiredLimits: 'adapter-max' } }));
   let target: 'simt' | 'subgroup-matrix' = o.codegen?.target === undefined || o.codegen.target === 'simt' ? 'simt' : 'subgroup-matrix';
   try {
     // The target needs the device (its features); the kernels it runs are the ones reported as lowered.
-    if (o.codegen?.target === undefined) ({ placed, target } = retarget(o, compiled.module, placed, devices[0]!));
+    if (o.codegen?.target === undefined) ({ built, target } = retarget(o, built, devices[0]!, (block) => buildWorkload(o, { ...wo, block })));
+    const { compiled, placed } = built;
+    const block = dotBlock(built.kernel.kernel.body);
     await o.onLowered?.({ module: compiled.module, placed });
     const open = { read: workload.outputs, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) };
     const session: FusedSession | PlacedSession =
@@ -289,6 +333,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       order: o.order,
       dtype: o.dtype,
       target,
+      ...(block && { block }),
       verified: error <= (workload.tolerance?.(wo) ?? 0),
       maxAbsError: error,
       fusedMs: summarize(timed.times).median,

@@ -5,8 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { cli } from './cli-harness.js';
+import { defaultBlock } from '../src/workloads/index.js';
 
-const f16 = ['--dtype', 'f16', '--ranks', '2', '--m', '128', '--n', '64', '--k', '64'];
+const shape = { m: 128, n: 64, k: 64 };
+const f16 = ['--dtype', 'f16', '--ranks', '2', '--m', String(shape.m), '--n', String(shape.n), '--k', String(shape.k)];
 
 describe('syncopate compile --target', () => {
   it('prints the subgroup-matrix WGSL on a machine without the feature', async () => {
@@ -15,6 +17,9 @@ describe('syncopate compile --target', () => {
     expect(r.out).toContain('enable chromium_experimental_subgroup_matrix;');
     expect(r.out).toMatch(/subgroupMatrixMultiplyAccumulate/);
     expect(r.out).toMatch(/subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>/);
+    // The workload's tensor-core tile (128x64x64 at this shape), as run takes it on a device with them.
+    expect(r.out).toMatch(/\/\/ 2 ranks x \d+ tiles of 128x64,/);
+    expect(r.out).toContain('var<workgroup> sh_a: array<f16, 9216>; // 1 x 128x64, rows padded to 72');
   });
 
   it('prints the SIMT WGSL with --target simt, the same as without --target', async () => {
@@ -52,8 +57,10 @@ describe('syncopate run --target', () => {
   it('runs SIMT under auto there, and says so in the report', async () => {
     const r = await cli('run', 'ag-gemm', ...f16, '--json');
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.out) as { target: string; verified: boolean; maxAbsError: number };
+    const report = JSON.parse(r.out) as { target: string; block: unknown; verified: boolean; maxAbsError: number };
     expect(report.target).toBe('simt');
+    // SIMT keeps the workload's default tile, not its tensor-core one (128x128x64, shrunk to the shape).
+    expect(report.block).toEqual(defaultBlock(shape));
     expect(report.maxAbsError).toBe(0);
   }, 60_000);
 

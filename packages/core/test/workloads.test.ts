@@ -4,6 +4,7 @@ import { formatDiagnostic, shardRange, SyncopateError, type Box } from '@syncopa
 import { compile } from '../src/compile.js';
 import {
   defaultBlock,
+  tensorCoreBlock,
   forEachRun,
   getWorkload,
   maxAbsError,
@@ -269,5 +270,15 @@ describe('helpers', () => {
     expect(defaultBlock({ m: 100, n: 72, k: 40 })).toEqual({ m: 64, n: 64, k: 32 });
     expect(defaultBlock({ m: 30, n: 1, k: 12 })).toEqual({ m: 32, n: 16, k: 16 });
     expect(defaultBlock({ m: 1, n: 17, k: 1 })).toEqual({ m: 16, n: 32, k: 8 });
+  });
+
+  it('tensorCoreBlock is 128x128x64, shrunk likewise, K at least one 16-deep matrix; the GEMM workloads accept it', () => {
+    expect(tensorCoreBlock({ m: 4096, n: 512, k: 4096 })).toEqual({ m: 128, n: 128, k: 64 });
+    expect(tensorCoreBlock({ m: 100, n: 40, k: 8 })).toEqual({ m: 128, n: 64, k: 16 });
+    for (const w of [getWorkload('ag-gemm'), getWorkload('gemm-rs')]) {
+      const o = { ranks: 2, shape: { m: 4096, n: 512, k: 4096 }, dtype: 'f16' as const };
+      expect(w.tensorCoreBlock?.(o)).toEqual({ m: 128, n: 128, k: 64 });
+      expect(() => w.build({ ...o, block: w.tensorCoreBlock!(o) })).not.toThrow();
+    }
   });
 });

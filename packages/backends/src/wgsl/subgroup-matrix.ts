@@ -138,7 +138,9 @@ function walk(ops: readonly Op[], visit: (op: Op) => void): void {
 /**
  * The subgroup grid for a tile of `rows`×`cols` matrices: as many subgroups as keep at least 4
  * matrices each, up to 8 (256 invocations at 32), split so that each subgroup's block needs the
- * fewest matrix loads per multiply (FM + FN smallest for FM·FN fixed), ties to more rows.
+ * fewest matrix loads per multiply (FM + FN smallest for FM·FN fixed), ties to more subgroups along
+ * the rows (each subgroup's block wider than tall): on the H100 8 subgroups of 2x4 matrices beat 8 of
+ * 4x2 at 128x128x32 (176.9 vs 165.1 TFLOP/s at 8192³, benchmarks/gemm.md).
  */
 export function subgroupGrid(rows: number, cols: number): [number, number] {
   let best: [number, number] = [1, 1];
@@ -149,7 +151,7 @@ export function subgroupGrid(rows: number, cols: number): [number, number] {
       const sn = total / sm;
       if (rows % sm !== 0 || cols % sn !== 0) continue;
       const score = rows / sm + cols / sn;
-      if (score < bestScore || (score === bestScore && rows / sm > best[0])) {
+      if (score < bestScore || (score === bestScore && sm > best[0])) {
         best = [sm, sn];
         bestScore = score;
       }

@@ -33,8 +33,8 @@ struct WorkgroupWords { u: u32, pending_count: u32, unused: vec2<u32> }
 var<workgroup> wg: WorkgroupWords;
 var<workgroup> sh_a: array<f16, 10240>; // 2 x 128x32, rows padded to 40
 var<workgroup> sh_b: array<f16, 8704>; // 2 x 32x128, rows padded to 136
-// Subgroup matrices 16x16x16 (f16 -> f32): 2x4 subgroups of 32, each 4x2 matrices; 2 staging copies.
-const SG_N: u32 = 4u;
+// Subgroup matrices 16x16x16 (f16 -> f32): 4x2 subgroups of 32, each 2x4 matrices; 2 staging copies.
+const SG_N: u32 = 2u;
 const SUBGROUPS: u32 = 8u;
 var<workgroup> sh_spill: array<f32, 2048>; // an edge tile's matrices on their way to C, one per subgroup
 
@@ -144,8 +144,8 @@ fn publish_pending(lid: u32) {
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id) local: vec3u, @builtin(subgroup_id) sg_id: u32) {
   let tx = local.x;
   let ty = local.y;
-  let sg_row = (sg_id / SG_N) * 64u;
-  let sg_col = (sg_id % SG_N) * 32u;
+  let sg_row = (sg_id / SG_N) * 32u;
+  let sg_col = (sg_id % SG_N) * 64u;
   if (lid == 0u) { wg.u = atomicAdd(&ctl[0], 1u); }
   let ticket = workgroupUniformLoad(&wg.u);
   // Tickets run on across phases; find the last phase that starts at or before this one.
@@ -234,36 +234,36 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     }
     // %d = dot %a, %b, %acc_it : tile<128x128xf32>
     {
-      var ma: array<subgroup_matrix_left<f16, 16, 16>, 4>;
-      var mb: array<subgroup_matrix_right<f16, 16, 16>, 2>;
+      var ma: array<subgroup_matrix_left<f16, 16, 16>, 2>;
+      var mb: array<subgroup_matrix_right<f16, 16, 16>, 4>;
       ma[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 0u) * 40u + 0u, 40u);
       ma[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 16u) * 40u + 0u, 40u);
-      ma[2] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 32u) * 40u + 0u, 40u);
-      ma[3] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 48u) * 40u + 0u, 40u);
       mb[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 0u + sg_col + 0u, 136u);
       mb[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 0u + sg_col + 16u, 136u);
+      mb[2] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 0u + sg_col + 32u, 136u);
+      mb[3] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 0u + sg_col + 48u, 136u);
       v_acc_it[0] = subgroupMatrixMultiplyAccumulate(ma[0], mb[0], v_acc_it[0]);
       v_acc_it[1] = subgroupMatrixMultiplyAccumulate(ma[0], mb[1], v_acc_it[1]);
-      v_acc_it[2] = subgroupMatrixMultiplyAccumulate(ma[1], mb[0], v_acc_it[2]);
-      v_acc_it[3] = subgroupMatrixMultiplyAccumulate(ma[1], mb[1], v_acc_it[3]);
-      v_acc_it[4] = subgroupMatrixMultiplyAccumulate(ma[2], mb[0], v_acc_it[4]);
-      v_acc_it[5] = subgroupMatrixMultiplyAccumulate(ma[2], mb[1], v_acc_it[5]);
-      v_acc_it[6] = subgroupMatrixMultiplyAccumulate(ma[3], mb[0], v_acc_it[6]);
-      v_acc_it[7] = subgroupMatrixMultiplyAccumulate(ma[3], mb[1], v_acc_it[7]);
+      v_acc_it[2] = subgroupMatrixMultiplyAccumulate(ma[0], mb[2], v_acc_it[2]);
+      v_acc_it[3] = subgroupMatrixMultiplyAccumulate(ma[0], mb[3], v_acc_it[3]);
+      v_acc_it[4] = subgroupMatrixMultiplyAccumulate(ma[1], mb[0], v_acc_it[4]);
+      v_acc_it[5] = subgroupMatrixMultiplyAccumulate(ma[1], mb[1], v_acc_it[5]);
+      v_acc_it[6] = subgroupMatrixMultiplyAccumulate(ma[1], mb[2], v_acc_it[6]);
+      v_acc_it[7] = subgroupMatrixMultiplyAccumulate(ma[1], mb[3], v_acc_it[7]);
       ma[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 0u) * 40u + 16u, 40u);
       ma[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 16u) * 40u + 16u, 40u);
-      ma[2] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 32u) * 40u + 16u, 40u);
-      ma[3] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sh_a, (step_0 % 2u) * 5120u + (sg_row + 48u) * 40u + 16u, 40u);
       mb[0] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 2176u + sg_col + 0u, 136u);
       mb[1] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 2176u + sg_col + 16u, 136u);
+      mb[2] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 2176u + sg_col + 32u, 136u);
+      mb[3] = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&sh_b, (step_0 % 2u) * 4352u + 2176u + sg_col + 48u, 136u);
       v_acc_it[0] = subgroupMatrixMultiplyAccumulate(ma[0], mb[0], v_acc_it[0]);
       v_acc_it[1] = subgroupMatrixMultiplyAccumulate(ma[0], mb[1], v_acc_it[1]);
-      v_acc_it[2] = subgroupMatrixMultiplyAccumulate(ma[1], mb[0], v_acc_it[2]);
-      v_acc_it[3] = subgroupMatrixMultiplyAccumulate(ma[1], mb[1], v_acc_it[3]);
-      v_acc_it[4] = subgroupMatrixMultiplyAccumulate(ma[2], mb[0], v_acc_it[4]);
-      v_acc_it[5] = subgroupMatrixMultiplyAccumulate(ma[2], mb[1], v_acc_it[5]);
-      v_acc_it[6] = subgroupMatrixMultiplyAccumulate(ma[3], mb[0], v_acc_it[6]);
-      v_acc_it[7] = subgroupMatrixMultiplyAccumulate(ma[3], mb[1], v_acc_it[7]);
+      v_acc_it[2] = subgroupMatrixMultiplyAccumulate(ma[0], mb[2], v_acc_it[2]);
+      v_acc_it[3] = subgroupMatrixMultiplyAccumulate(ma[0], mb[3], v_acc_it[3]);
+      v_acc_it[4] = subgroupMatrixMultiplyAccumulate(ma[1], mb[0], v_acc_it[4]);
+      v_acc_it[5] = subgroupMatrixMultiplyAccumulate(ma[1], mb[1], v_acc_it[5]);
+      v_acc_it[6] = subgroupMatrixMultiplyAccumulate(ma[1], mb[2], v_acc_it[6]);
+      v_acc_it[7] = subgroupMatrixMultiplyAccumulate(ma[1], mb[3], v_acc_it[7]);
     }
     // yield %d
     if (has_next_0) {
@@ -306,12 +306,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     if (whole) {
       subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 0u)) * 136u + u32(col0 + i32(sg_col + 0u)), v_acc_it[0], 136u);
       subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 0u)) * 136u + u32(col0 + i32(sg_col + 16u)), v_acc_it[1], 136u);
-      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 16u)) * 136u + u32(col0 + i32(sg_col + 0u)), v_acc_it[2], 136u);
-      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 16u)) * 136u + u32(col0 + i32(sg_col + 16u)), v_acc_it[3], 136u);
-      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 32u)) * 136u + u32(col0 + i32(sg_col + 0u)), v_acc_it[4], 136u);
-      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 32u)) * 136u + u32(col0 + i32(sg_col + 16u)), v_acc_it[5], 136u);
-      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 48u)) * 136u + u32(col0 + i32(sg_col + 0u)), v_acc_it[6], 136u);
-      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 48u)) * 136u + u32(col0 + i32(sg_col + 16u)), v_acc_it[7], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 0u)) * 136u + u32(col0 + i32(sg_col + 32u)), v_acc_it[2], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 0u)) * 136u + u32(col0 + i32(sg_col + 48u)), v_acc_it[3], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 16u)) * 136u + u32(col0 + i32(sg_col + 0u)), v_acc_it[4], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 16u)) * 136u + u32(col0 + i32(sg_col + 16u)), v_acc_it[5], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 16u)) * 136u + u32(col0 + i32(sg_col + 32u)), v_acc_it[6], 136u);
+      subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 16u)) * 136u + u32(col0 + i32(sg_col + 48u)), v_acc_it[7], 136u);
     }
     if (!whole) {
       workgroupBarrier();
@@ -319,8 +319,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       workgroupBarrier();
       for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
         let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 64u + 0u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
+        let row = row0 + i32((s / SG_N) * 32u + 0u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 64u + 0u + e % 16u);
         if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
       }
       workgroupBarrier();
@@ -328,8 +328,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       workgroupBarrier();
       for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
         let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 64u + 0u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
+        let row = row0 + i32((s / SG_N) * 32u + 0u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 64u + 16u + e % 16u);
         if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
       }
       workgroupBarrier();
@@ -337,8 +337,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       workgroupBarrier();
       for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
         let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 64u + 16u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
+        let row = row0 + i32((s / SG_N) * 32u + 0u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 64u + 32u + e % 16u);
         if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
       }
       workgroupBarrier();
@@ -346,8 +346,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       workgroupBarrier();
       for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
         let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 64u + 16u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
+        let row = row0 + i32((s / SG_N) * 32u + 0u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 64u + 48u + e % 16u);
         if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
       }
       workgroupBarrier();
@@ -355,8 +355,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       workgroupBarrier();
       for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
         let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 64u + 32u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
+        let row = row0 + i32((s / SG_N) * 32u + 16u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 64u + 0u + e % 16u);
         if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
       }
       workgroupBarrier();
@@ -364,8 +364,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       workgroupBarrier();
       for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
         let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 64u + 32u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
+        let row = row0 + i32((s / SG_N) * 32u + 16u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 64u + 16u + e % 16u);
         if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
       }
       workgroupBarrier();
@@ -373,8 +373,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       workgroupBarrier();
       for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
         let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 64u + 48u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
+        let row = row0 + i32((s / SG_N) * 32u + 16u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 64u + 32u + e % 16u);
         if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
       }
       workgroupBarrier();
@@ -382,8 +382,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       workgroupBarrier();
       for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
         let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 64u + 48u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
+        let row = row0 + i32((s / SG_N) * 32u + 16u + (e % 256u) / 16u);
+        let col = col0 + i32((s % SG_N) * 64u + 48u + e % 16u);
         if (row >= 0 && row < 200 && col >= 0 && col < 136) { t_C[rank * 27200u + u32(row) * 136u + u32(col)] = sh_spill[e]; }
       }
     }

@@ -150,7 +150,10 @@ export function loadSource(cmd: CompileCommand): LoadedSource {
   const planText = cmd.planFile === undefined ? undefined : readSourceFile('--plan', cmd.planFile);
   const withPlan = cmd.planFile === undefined ? '' : ` with plan ${cmd.planFile}`;
   if (cmd.source.kind === 'workload') {
-    const built = cmd.source.workload.build(cmd.source.options);
+    // The tile `run` takes on a device with subgroup matrices, so the WGSL printed is the one that runs there.
+    const { workload, options } = cmd.source;
+    const tensorCore = cmd.target === 'subgroup-matrix' && options.block === undefined ? workload.tensorCoreBlock?.(options) : undefined;
+    const built = workload.build(tensorCore ? { ...options, block: tensorCore } : options);
     const plan = planText === undefined ? built.plan : loadPlan(cmd.planFile!, planText);
     return { kernel: built.kernel, plan, label: `${cmd.source.workload.name}${withPlan}`, irFile: undefined, planFile: cmd.planFile };
   }

@@ -13,6 +13,8 @@ import type { BlockShape, ReductionPlan, TensorData, Workload, WorkloadOptions, 
 
 export const BLOCK_MN = [16, 32, 64, 128] as const;
 export const BLOCK_K = [8, 16, 32] as const;
+/** f16 also takes 64-deep steps, the tensor-core tile's (two 64-deep f32 tiles overflow workgroup memory). */
+export const BLOCK_K_F16 = [...BLOCK_K, 64] as const;
 
 /**
  * The reduction gemm-rs and gemv-ar use unless told (see `WorkloadOptions.reduction`). Ring: on the
@@ -42,6 +44,18 @@ export function defaultBlock(shape: WorkloadShape): BlockShape {
   };
 }
 
+/**
+ * The tile where the dots lower to subgroup matrices (tensor cores): 128x128x64, shrunk for small
+ * shapes like `defaultBlock` (K at least one 16-deep matrix). The fastest tile the compiler emitted on
+ * the H100 at 4096³ and 8192³ (benchmarks/gemm.md: 112 and 118 TFLOP/s against 63 and 64 for 64x64x32).
+ */
+export function tensorCoreBlock(shape: WorkloadShape): BlockShape {
+  return {
+    m: clamp(ceilPow2(shape.m), 16, 128),
+    n: clamp(ceilPow2(shape.n), 16, 128),
+    k: clamp(ceilPow2(shape.k), 16, 64),
+  };
+}
 
 /** Checks what both GEMM workloads need; throws `UsageError` naming the first problem. */
 export function validateGemmOptions(workload: string, o: WorkloadOptions): BlockShape {
@@ -51,8 +65,9 @@ export function validateGemmOptions(workload: string, o: WorkloadOptions): Block
   }
   const block = o.block ?? defaultBlock(o.shape);
   const ok = (BLOCK_MN as readonly number[]).includes(block.m) && (BLOCK_MN as readonly number[]).includes(block.n);
-  if (!ok || !(BLOCK_K as readonly number[]).includes(block.k)) {
-    throw new UsageError(`block ${block.m}x${block.n}x${block.k}: m and n must be one of ${BLOCK_MN.join(', ')}, k one of ${BLOCK_K.join(', ')}`);
+  const ks: readonly number[] = o.dtype === 'f16' ? BLOCK_K_F16 : BLOCK_K;
+  if (!ok || !ks.includes(block.k)) {
+    throw new UsageError(`block ${block.m}x${block.n}x${block.k}: m and n must be one of ${BLOCK_MN.join(', ')}, k one of ${ks.join(', ')} for ${o.dtype}`);
   }
   return block;
 }
@@ -91,6 +106,7 @@ export const agGemm: Workload = {
   defaults: { m: 256, n: 256, k: 256 },
   defaultRanks: 4,
   outputs: ['C'],
+  tensorCoreBlock: (o) => (o.dtype === 'f16' ? tensorCoreBlock(o.shape) : undefined),
   // Integers in [-2, 2] (smallIntegers' default): exact (0) up to K = 2^22, then the f32 bound.
   tolerance: (o) => gemmTolerance(o.shape.k, 2, 2, true),
   build(o): { kernel: Module; plan: ChunkPlan } {
@@ -143,6 +159,7 @@ export const gemmRs: Workload = {
   defaults: { m: 256, n: 256, k: 256 },
   defaultRanks: 4,
   outputs: ['C'],
+  tensorCoreBlock: (o) => (o.dtype === 'f16' ? tensorCoreBlock(o.shape) : undefined),
   // Σ over ranks of K-term products: K·R terms of integers in [-2, 2].
   tolerance: (o) => gemmTolerance(o.shape.k * o.ranks, 2, 2, true),
   build(o): { kernel: Module; plan: ChunkPlan } {

@@ -46,6 +46,8 @@ export interface RunReport {
   readonly dtype: WorkloadDType;
   /** How the kernel's dots were lowered. */
   readonly target?: 'simt' | 'subgroup-matrix';
+  /** The tile of the kernel's first dot (M×N of its result, K of its operands), where it has one. */
+  readonly block?: BlockShape;
   /** Every output matched the reference on its checked region. */
   readonly verified: boolean;
   readonly maxAbsError: number;

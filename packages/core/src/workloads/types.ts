@@ -13,7 +13,7 @@ export interface WorkloadShape {
   readonly k: number;
 }
 
-/** Tile sizes of the GEMM: `m`, `n` in {16, 32, 64}, `k` in {8, 16, 32}. */
+/** Tile sizes of the GEMM: `m`, `n` in {16, 32, 64, 128}, `k` in {8, 16, 32, 64}. */
 export interface BlockShape {
   readonly m: number;
   readonly n: number;
@@ -66,6 +66,12 @@ export interface Workload {
   readonly defaultRanks: number;
   /** Throws `UsageError` for options the workload cannot be built with. */
   build(o: WorkloadOptions): { kernel: Module; plan: ChunkPlan };
+  /**
+   * The tile to build with, when `o.block` is not given, where the dots lower to subgroup matrices
+   * (the default tile is sized for the SIMT path); undefined where its dtype has none. Only for
+   * workloads whose inputs do not depend on the tile.
+   */
+  tensorCoreBlock?(o: WorkloadOptions): BlockShape | undefined;
   /**
    * Every tensor of the kernel, per rank. A sharded tensor holds data only in the rank's own shard
    * (zeros elsewhere); a rank-local input holds each rank's own data; outputs start as zeros.
