@@ -4,7 +4,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { buildModule, gemmKernel, mul, type ChunkPlan, type Module } from '@syncopate/ir';
 import { alignChunksPass, attachPlan, insertBarriers, oneShotReduceScatter, reorderTiles, ringAllGather, ringReduceScatter, runPipeline } from '@syncopate/passes';
-import { chunkTable, emitFusedKernel } from '../src/index.js';
+import { chunkTable, emitFusedKernel, PART_ELEMENTS, partsStoredBy } from '../src/index.js';
 import { chunkDescriptors, DESCRIPTOR_WORDS, FIELD } from '../src/gpu-signal/descriptors.js';
 
 function lowered(kernel: Module, plan: ChunkPlan): Module {
@@ -51,13 +51,40 @@ describe('chunk table', () => {
       gemmKernel({ m: 128, n: 64, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }),
       ringReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [128, 64] }, axis: 0 }),
     );
+    // Cut at the tiles (the default): each 32-row shard is one row of 2 tiles, a part each, waiting for
+    // its tile on the source and on the destination, plus after step 0 the part it carries on.
     const table = chunkTable(module);
-    // Each 32-row shard is one row of 2 tiles: 2 on the source, 2 on the destination, plus the feeder after step 0.
-    expect(table.parts.map((p) => p.need)).toEqual([4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5]);
+    expect(table.entries.map((e) => [e.parts, e.partRows, e.partCols])).toEqual(Array(12).fill([2, 32, 32]));
+    expect(table.parts.map((p) => p.need)).toEqual([...Array(8).fill(2), ...Array(16).fill(3)]);
+    const r0 = table.entries[0]!.chunk.region.lo[0]!;
+    expect(table.parts[1]!.region).toEqual({ lo: [r0, 32], hi: [r0 + 32, 64] });
+    const step1 = table.entries.find((e) => e.chunk.step === 1 && e.chunk.src === table.entries[0]!.chunk.dst)!;
+    expect(table.parts[1]!.dependents).toEqual([step1.firstPart + 1]);
     expect(table.ready).toEqual([]);
     // One chunk lands on each (rank, shard) pair: nothing to lock.
     expect(table.parts.every((p) => p.lock === -1)).toBe(true);
     expect(table.locks).toBe(0);
+    // Cut in rows: one part across the shard's width, waiting for both tiles of each side.
+    const rows = chunkTable(module, PART_ELEMENTS, 'rows');
+    expect(rows.parts.map((p) => p.need)).toEqual([4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5]);
+  });
+
+  it('cut at the tiles, a tile\'s arrive counts exactly the part of its own rows and columns', () => {
+    const module = lowered(
+      gemmKernel({ m: 128, n: 96, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 2, distribute: 'rs' }),
+      ringReduceScatter({ ranks: 2, tensor: { name: 'C', shape: [128, 96] }, axis: 0 }),
+    );
+    const table = chunkTable(module);
+    const pidAxis = new Map(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [[op.result.id, op.axis] as const] : [])));
+    for (const e of table.entries) {
+      // 64 rows x 96 columns of 32x32 tiles: 2 x 3 parts.
+      expect([e.parts, e.colParts]).toEqual([6, 3]);
+      const lo = e.chunk.region.lo[0]! / 32;
+      for (let r = 0; r < 2; r++) {
+        for (let c = 0; c < 3; c++) expect(partsStoredBy(e, [lo + r, c], pidAxis)).toEqual([r * 3 + c]);
+      }
+      expect(partsStoredBy(e, [(lo + 2) % 4, 0], pidAxis)).toEqual([]);
+    }
   });
 
   it('one-shot reduce-scatter: the adds into one shard are merged, counted on one lead part and summed by it, no lock', () => {

@@ -50,6 +50,8 @@ export interface GemmCase {
   readonly dtype: 'f32' | 'f16';
   /** Codegen's elements per chunk part (undefined: its default). */
   readonly partElements: number | undefined;
+  /** How codegen cuts chunks that tiles store: a part per tile, or row slices. */
+  readonly partShape: 'tiles' | 'rows';
   /** Seed of the inputs. */
   readonly seed: number;
 }
@@ -87,6 +89,7 @@ export function arbGemmCase(limits: CaseLimits = TINY): fc.Arbitrary<GemmCase> {
       groupSize: fc.constantFrom(1, 2, 8),
       dtype: fc.constantFrom<'f32' | 'f16'>('f32', 'f32', 'f16'),
       partElements: fc.constantFrom(undefined, 32, 256),
+      partShape: fc.constantFrom<'tiles' | 'rows'>('tiles', 'rows'),
       seed: fc.integer({ min: 0, max: 0xffff }),
     })
     .map((c) => ({
@@ -103,7 +106,7 @@ export function describeCase(c: GemmCase): string {
   return (
     `${c.template} ${c.collective} ranks=${c.ranks} ${c.m}x${c.n}x${c.k} tiles ${c.blockM}x${c.blockN}x${c.blockK} ` +
     `chunks/rank=${c.chunksPerRank}${c.kSplit === undefined ? '' : ` kSplit=${c.kSplit}`} order=${c.order}/${c.groupSize} ` +
-    `${c.dtype} parts=${c.partElements ?? 'default'} seed=${c.seed}`
+    `${c.dtype} parts=${c.partShape}/${c.partElements ?? 'default'} seed=${c.seed}`
   );
 }
 

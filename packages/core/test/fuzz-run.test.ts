@@ -41,7 +41,7 @@ function compileCase(c: GemmCase): CompiledKernel {
   return result.right;
 }
 
-const codegenOptions = (c: GemmCase) => (c.partElements === undefined ? {} : { partElements: c.partElements });
+const codegenOptions = (c: GemmCase) => ({ partShape: c.partShape, ...(c.partElements === undefined ? {} : { partElements: c.partElements }) });
 
 /** Compiles, lowers and runs `c` on `device`; the largest error over the regions each rank must match. */
 async function runCase(device: DeviceHandle, c: GemmCase): Promise<number> {
@@ -73,6 +73,7 @@ const fixedCase: GemmCase = {
   groupSize: 8,
   dtype: 'f32',
   partElements: undefined,
+  partShape: 'tiles',
   seed: 1,
 };
 
@@ -117,6 +118,7 @@ const regressions: readonly (GemmCase & { slow?: boolean })[] = [
     order: 'grouped',
     groupSize: 8,
     partElements: 32,
+    partShape: 'rows',
     seed: 7,
     slow: true,
   },

@@ -1,6 +1,9 @@
 /**
- * The gpu-signal backend's bookkeeping. Each chunk is cut into parts (slices of its region along the
- * first axis, about PART_ELEMENTS elements each) so that many workgroups move it at once. A part is
+ * The gpu-signal backend's bookkeeping. Each chunk is cut into parts so that many workgroups move it
+ * at once: a chunk that tiles store through one site is cut at the storing tiles' rows and columns
+ * (`tiles`, the default: a part is one tile's output, published by the last of the tiles that write
+ * it); any other chunk into slices along the first axis of about PART_ELEMENTS elements (`rows`, which
+ * a codegen option can also ask for). A part is
  * published (copied or added into the destination rank's region) by whichever workgroup completes
  * its last requirement:
  *  - each tile of the source rank whose stores meet the part's rows (its `arrive`),
@@ -22,9 +25,12 @@ import { alignChunks, arrivalTiles, type AccessSite } from '@syncopate/passes';
 /** About this many elements per part (128 KiB of f32): enough work to be worth a workgroup. */
 export const PART_ELEMENTS = 32768;
 
-/** Rows of a tensor that one tile stores (or reads), as the arrive (or wait) computes them on the GPU. */
+/** How chunks stored by tiles are cut into parts (see the header). */
+export type PartShape = 'tiles' | 'rows';
+
+/** Where along one axis a tile stores (or reads) a tensor, as the arrive (or wait) computes it on the GPU. */
 export interface StoreRows {
-  /** Offset of the store along axis 0: affine in program ids only. */
+  /** Offset of the access along the axis: affine in program ids only. */
   readonly offset: AffineExpr;
   readonly extent: number;
 }
@@ -33,10 +39,16 @@ export interface ChunkEntry {
   readonly index: number;
   readonly chunk: ChunkDecl;
   readonly firstPart: number;
+  /** Parts in all: row parts × column parts, numbered row by row. */
   readonly parts: number;
   readonly partRows: number;
+  /** Columns (axis 1) per part and parts across: the chunk's whole width and 1 unless cut at tiles. */
+  readonly partCols: number;
+  readonly colParts: number;
   /** Set when tiles arrive at the chunk: how each tile's stored rows map to parts. */
   readonly storeRows?: StoreRows;
+  /** Set with column parts: the tile's stored columns. */
+  readonly storeCols?: StoreRows;
 }
 
 export interface ChunkPart {
@@ -75,23 +87,28 @@ export function forwards(c: ChunkDecl, d: ChunkDecl): boolean {
 }
 
 const rowsOf = (b: Box): [number, number] => [b.lo[0]!, b.hi[0]!];
+const colsOf = (b: Box): [number, number] => [b.lo[1] ?? 0, b.hi[1] ?? 1];
 const boxKey = (b: Box): string => `${b.lo.join()}/${b.hi.join()}`;
-const overlap = (a: [number, number], b: [number, number]) => Math.max(a[0], b[0]) < Math.min(a[1], b[1]);
 
-/** The rows of the single access site among `sites`, if its axis-0 offset depends on program ids only. */
-export function siteRows(module: Module, sites: readonly AccessSite[]): StoreRows | undefined {
+/** Along `axis`, the single access site among `sites`, if its offset there depends on program ids only. */
+export function siteRows(module: Module, sites: readonly AccessSite[], axis = 0): StoreRows | undefined {
   const distinct = [...new Set(sites)];
   if (distinct.length !== 1) return undefined;
   const site = distinct[0]!;
   const pids = new Set(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [op.result.id] : [])));
-  const offset = site.offsets[0]!;
-  return offset.terms.every((t) => pids.has(t.value.id)) ? { offset, extent: site.extent[0]! } : undefined;
+  const offset = site.offsets[axis];
+  if (offset === undefined) return undefined;
+  return offset.terms.every((t) => pids.has(t.value.id)) ? { offset, extent: site.extent[axis]! } : undefined;
 }
 
-function partCount(chunk: ChunkDecl, partElements: number): number {
-  const rows = chunk.region.hi[0]! - chunk.region.lo[0]!;
+/** Rows and columns per part of `chunk`: the storing tile's where cut at tiles, else row slices of about `partElements`. */
+function partCut(chunk: ChunkDecl, partElements: number, tile?: { rows: number; cols: number }): { partRows: number; partCols: number } {
+  const [lo, hi] = rowsOf(chunk.region);
+  const [c0, c1] = colsOf(chunk.region);
+  if (tile) return { partRows: Math.min(tile.rows, hi - lo), partCols: Math.min(tile.cols, c1 - c0) };
   const elements = chunk.region.hi.reduce((n, h, i) => n * (h - chunk.region.lo[i]!), 1);
-  return Math.max(1, Math.min(rows, Math.ceil(elements / partElements)));
+  const count = Math.max(1, Math.min(hi - lo, Math.ceil(elements / partElements)));
+  return { partRows: Math.ceil((hi - lo) / count), partCols: c1 - c0 };
 }
 
 /**
@@ -113,24 +130,31 @@ function reduceGroups(chunks: readonly ChunkDecl[]): number[] {
   return chunks.map((c, i) => (c.kind === 'reduce-add' && members.get(find(i))! > 1 ? find(i) : -1));
 }
 
-export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkTable {
+export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: PartShape = 'tiles'): ChunkTable {
   const alignment = alignChunks(module);
   const chunks = module.chunks;
   const group = reduceGroups(chunks);
   const pidAxis = new Map(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [[op.result.id, op.axis] as const] : [])));
 
-  // Parts per chunk. Reduce-adds of a group must cut identical regions the same way, so that part p of
-  // each covers the same elements (one lock, or one merged sum, per part index); otherwise they stay whole.
-  const storeRows = chunks.map((c) => siteRows(module, alignment.stores.filter((u) => u.chunk === c).map((u) => u.site)));
-  const hasStores = chunks.map((c) => alignment.stores.some((u) => u.chunk === c));
-  const parts = chunks.map((c, i) => (hasStores[i] && !storeRows[i] ? 1 : partCount(c, partElements)));
+  // How each chunk is cut. Reduce-adds of a group must cut identical regions the same way, so that part
+  // p of each covers the same elements (one lock, or one merged sum, per part index); otherwise they stay whole.
+  const storeSites = chunks.map((c) => alignment.stores.filter((u) => u.chunk === c).map((u) => u.site));
+  const storeRows = storeSites.map((sites) => siteRows(module, sites));
+  const storeCols = storeSites.map((sites, i) => (shape === 'tiles' && storeRows[i] && chunks[i]!.region.lo.length >= 2 ? siteRows(module, sites, 1) : undefined));
+  const whole = (c: ChunkDecl) => ({ partRows: rowsOf(c.region)[1] - rowsOf(c.region)[0], partCols: colsOf(c.region)[1] - colsOf(c.region)[0] });
+  const cuts = chunks.map((c, i) => {
+    if (storeSites[i]!.length > 0 && !storeRows[i]) return whole(c);
+    const cols = storeCols[i];
+    return partCut(c, partElements, cols ? { rows: storeRows[i]!.extent, cols: cols.extent } : undefined);
+  });
   const membersOf = (g: number) => chunks.map((_, j) => j).filter((j) => group[j] === g);
   const merged = chunks.map(() => false);
   chunks.forEach((c, i) => {
     if (group[i]! < 0) return;
     const members = membersOf(group[i]!);
-    const sameRows = members.every((j) => rowsOf(chunks[j]!.region).join() === rowsOf(c.region).join() && parts[j] === parts[i]);
-    if (!sameRows) members.forEach((j) => (parts[j] = 1));
+    const sameCut = (j: number) =>
+      rowsOf(chunks[j]!.region).join() === rowsOf(c.region).join() && colsOf(chunks[j]!.region).join() === colsOf(c.region).join() && cuts[j]!.partRows === cuts[i]!.partRows && cuts[j]!.partCols === cuts[i]!.partCols;
+    if (!members.every(sameCut)) members.forEach((j) => (cuts[j] = whole(chunks[j]!)));
     merged[i] = members.every((j) => boxKey(chunks[j]!.region) === boxKey(c.region));
   });
 
@@ -140,18 +164,28 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
   let locks = 0;
   chunks.forEach((chunk, index) => {
     const [lo, hi] = rowsOf(chunk.region);
-    const partRows = Math.ceil((hi - lo) / parts[index]!);
-    const count = Math.ceil((hi - lo) / partRows);
+    const [c0, c1] = colsOf(chunk.region);
+    const { partRows, partCols } = cuts[index]!;
+    const rowParts = Math.ceil((hi - lo) / partRows);
+    const colParts = Math.ceil((c1 - c0) / partCols);
+    const count = rowParts * colParts;
     const g = group[index]!;
     if (g >= 0 && !merged[index] && !lockBase.has(g)) {
       lockBase.set(g, locks);
       locks += count;
     }
-    entries.push({ index, chunk, firstPart: partList.length, parts: count, partRows, ...(storeRows[index] ? { storeRows: storeRows[index] } : {}) });
+    const cols = colParts > 1 ? storeCols[index] : undefined;
+    entries.push({ index, chunk, firstPart: partList.length, parts: count, partRows, partCols, colParts, ...(storeRows[index] ? { storeRows: storeRows[index] } : {}), ...(cols ? { storeCols: cols } : {}) });
     for (let p = 0; p < count; p++) {
-      const region = { lo: [lo + p * partRows, ...chunk.region.lo.slice(1)], hi: [Math.min(lo + (p + 1) * partRows, hi), ...chunk.region.hi.slice(1)] };
+      const [r, q] = [Math.floor(p / colParts), p % colParts];
+      const lower = [lo + r * partRows, ...chunk.region.lo.slice(1)];
+      const upper = [Math.min(lo + (r + 1) * partRows, hi), ...chunk.region.hi.slice(1)];
+      if (colParts > 1) {
+        lower[1] = c0 + q * partCols;
+        upper[1] = Math.min(c0 + (q + 1) * partCols, c1);
+      }
       const locked = g >= 0 && !merged[index];
-      partList.push({ index: partList.length, chunk: index, region, need: 0, arrivals: 0, feeders: 0, dependents: [], lock: locked ? lockBase.get(g)! + p : -1, lead: partList.length, members: [] });
+      partList.push({ index: partList.length, chunk: index, region: { lo: lower, hi: upper }, need: 0, arrivals: 0, feeders: 0, dependents: [], lock: locked ? lockBase.get(g)! + p : -1, lead: partList.length, members: [] });
     }
   });
   // Merged reduce-adds: part p of every member counts on part p of the group's first chunk.
@@ -181,7 +215,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
       maxPerTile.set(key, (maxPerTile.get(key) ?? 0) + counted.length);
     });
   });
-  // Forwarding: a part of c waits for every part of a feeder chunk whose rows it overlaps.
+  // Forwarding: a part of c waits for every part of a feeder chunk whose region it overlaps.
   for (const c of entries) {
     for (const d of entries) {
       if (!forwards(c.chunk, d.chunk)) continue;
@@ -189,7 +223,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
         const from = partList[d.firstPart + q]!;
         for (let p = 0; p < c.parts; p++) {
           const to = partList[c.firstPart + p]!;
-          if (overlap(rowsOf(from.region), rowsOf(to.region))) {
+          if (intersect(from.region, to.region)) {
             to.need++;
             to.feeders++;
             from.dependents.push(to.index);
@@ -212,18 +246,20 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS): ChunkT
   };
 }
 
-/** Part indices of `e` that `tile`'s stores meet (rows of the store ∩ rows of the chunk). */
+/** Part indices of `e` that `tile`'s stores meet (its rows, and with column parts its columns, ∩ the chunk's). */
 export function partsStoredBy(e: ChunkEntry, tile: readonly number[], pidAxis: ReadonlyMap<number, number>): number[] {
   if (!e.storeRows) return [0]; // several store sites: the chunk is one part, every arriving tile counts
   const env = new Map([...pidAxis].map(([id, axis]) => [id, tile[axis] ?? 0]));
-  const start = evalAffine(e.storeRows.offset, env);
-  const [lo, hi] = rowsOf(e.chunk.region);
-  const r0 = Math.max(start, lo);
-  const r1 = Math.min(start + e.storeRows.extent, hi);
-  if (r0 >= r1) return [];
-  const first = Math.floor((r0 - lo) / e.partRows);
-  const last = Math.floor((r1 - 1 - lo) / e.partRows);
-  return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  const span = (access: StoreRows | undefined, [lo, hi]: [number, number], size: number): number[] => {
+    const start = access ? evalAffine(access.offset, env) : lo;
+    const [a, b] = [Math.max(start, lo), Math.min(start + (access ? access.extent : hi - lo), hi)];
+    if (a >= b) return [];
+    const first = Math.floor((a - lo) / size);
+    return Array.from({ length: Math.floor((b - 1 - lo) / size) - first + 1 }, (_, i) => first + i);
+  };
+  const rows = span(e.storeRows, rowsOf(e.chunk.region), e.partRows);
+  const cols = e.colParts > 1 ? span(e.storeCols, colsOf(e.chunk.region), e.partCols) : [0];
+  return rows.flatMap((r) => cols.map((q) => r * e.colParts + q));
 }
 
 function forEachTile(box: Box, visit: (tile: number[]) => void): void {

@@ -256,8 +256,12 @@ export function emitWait(
         w.line(`let r0 = ${lo};`);
         w.line(`let r1 = ${hi};`);
       }
-      w.line(`for (var p = (r0 - ${lo}) / ${e.partRows}; r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++) {`);
-      w.line(`  if (spin_flag(${e.firstPart}u + u32(p), ${c}u, rank) == 0u) { ok = 0u; break; }`);
+      // With column parts, every part across the rows read (a superset of the columns read).
+      const part = e.colParts > 1 ? `u32(p) * ${e.colParts}u + q` : 'u32(p)';
+      w.line(`for (var p = (r0 - ${lo}) / ${e.partRows}; ${e.colParts > 1 ? 'ok == 1u && ' : ''}r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++) {`);
+      if (e.colParts > 1) w.line(`  for (var q = 0u; q < ${e.colParts}u; q++) {`);
+      w.line(`  if (spin_flag(${e.firstPart}u + ${part}, ${c}u, rank) == 0u) { ok = 0u; break; }`);
+      if (e.colParts > 1) w.line('  }');
       w.line('}');
       w.line('wg.u = ok;');
     });
@@ -279,13 +283,24 @@ export function emitArrive(w: WgslWriter, ctx: SignalContext, c: number, guard: 
   w.block(`if (${ranks} && ${guardToWgsl(guard, ctx.name)})`, () => {
     w.line('storageBarrier();');
     if (!e.storeRows) return void w.line(`if (lid == 0u) { count_requirement(${e.firstPart}u); }`);
-    // The parts this tile's stored rows meet: the arithmetic of partsStoredBy on the host.
+    // The parts this tile's stored rows (and columns) meet: the arithmetic of partsStoredBy on the host.
     const [lo, hi] = [chunk.region.lo[0]!, chunk.region.hi[0]!];
     const start = affineToWgsl(e.storeRows.offset, ctx.name);
+    const cols = e.colParts > 1 ? e.storeCols : undefined;
     w.block('if (lid == 0u)', () => {
       w.line(`let r0 = max(${start}, ${lo});`);
       w.line(`let r1 = min(${start} + ${e.storeRows!.extent}, ${hi});`);
-      w.line(`for (var p = (r0 - ${lo}) / ${e.partRows}; r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++) { count_requirement(${e.firstPart}u + u32(p)); }`);
+      if (!cols) {
+        w.line(`for (var p = (r0 - ${lo}) / ${e.partRows}; r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++) { count_requirement(${e.firstPart}u + u32(p)); }`);
+        return;
+      }
+      const [c0, c1] = [chunk.region.lo[1]!, chunk.region.hi[1]!];
+      const colStart = affineToWgsl(cols.offset, ctx.name);
+      w.line(`let k0 = max(${colStart}, ${c0});`);
+      w.line(`let k1 = min(${colStart} + ${cols.extent}, ${c1});`);
+      w.block(`for (var p = (r0 - ${lo}) / ${e.partRows}; r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++)`, () => {
+        w.line(`for (var q = (k0 - ${c0}) / ${e.partCols}; k0 < k1 && q <= (k1 - 1 - ${c0}) / ${e.partCols}; q++) { count_requirement(${e.firstPart}u + u32(p * ${e.colParts} + q)); }`);
+      });
     });
   });
 }

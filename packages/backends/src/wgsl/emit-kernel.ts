@@ -24,7 +24,7 @@ import {
 } from '@syncopate/ir';
 import { controlLayout } from '../control.js';
 import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
-import { chunkTable, siteRows, type ChunkTable, type StoreRows } from '../gpu-signal/chunk-table.js';
+import { chunkTable, siteRows, type ChunkTable, type PartShape, type StoreRows } from '../gpu-signal/chunk-table.js';
 import { alignChunks } from '@syncopate/passes';
 import { chunkDescriptors } from '../gpu-signal/descriptors.js';
 import { emitArrive, emitPublishCall, emitSignalFunctions, emitTokenWorkgroups, emitWait, type SignalContext } from '../gpu-signal/emit-signal.js';
@@ -47,8 +47,14 @@ export interface CodegenOptions {
   readonly spinLimit?: number;
   /** Fault injection for tests: chunks (by name) that are never published, so their waits time out. */
   readonly unpublished?: readonly string[];
-  /** About how many elements one workgroup moves per chunk part (default PART_ELEMENTS). */
+  /** About how many elements one workgroup moves per chunk part cut in rows (default PART_ELEMENTS). */
   readonly partElements?: number;
+  /**
+   * How chunks that tiles store are cut into parts (gpu-signal/chunk-table.ts): `tiles` (default), a
+   * part per storing tile, published by the last tile that writes it; `rows`, slices of about
+   * `partElements` across the chunk's whole width, as every chunk that tiles do not store.
+   */
+  readonly partShape?: PartShape;
   /** How peer-copy chunks are put in phases (placement/phases.ts): `overlap` (default) or the `sequential` baseline. */
   readonly phasing?: 'overlap' | 'sequential';
 }
@@ -790,7 +796,7 @@ export function emitPlacedKernels(module: Module, rankDevice: readonly number[],
   if (placement.length !== module.ranks || placement.some((d) => !Number.isInteger(d) || d < 0)) {
     return E.left([error('placement/invalid', `rank placement [${placement.join(', ')}] must give a device index >= 0 for each of the ${module.ranks} ranks`, { op: 'module' })]);
   }
-  const table = chunkTable(module, options.partElements);
+  const table = chunkTable(module, options.partElements, options.partShape);
   try {
     const routes = chunkRoutes(module, placement);
     if (routes.every((r) => r === 'gpu-signal')) {
