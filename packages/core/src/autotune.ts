@@ -1,29 +1,53 @@
 /**
- * The autotuner: for one workload configuration on one adapter, time the fused variant at every
- * candidate tile order and chunk count (each run verified) and keep the fastest. Its key names the
- * adapter, workload, shape, dtype, ranks and devices; the CLI keeps results in a JSON cache on disk
+ * The autotuner: for one workload configuration on one adapter, find the GEMM tile, tile order and
+ * chunk count at which its fused variant runs fastest, each run verified. Its key names the adapter,
+ * workload, shape, dtype, ranks and devices; the CLI keeps results in a JSON cache on disk
  * (cli/tune-cache.ts: Node only, so this module stays usable in a browser).
+ *
+ * The search is coordinate descent, so that trials grow as tiles + orders × chunk counts rather than
+ * their product: first every candidate tile (`tuneBlocks`, or `blocks`) at the first order and chunk
+ * count, then every order × chunk count at the fastest verified tile (the pair already timed is not
+ * timed again). It assumes the tile, which sets the compute rate, ranks the same at any order and
+ * chunk count. An explicit tile equal to the one the workload's own choice ran is skipped.
+ *
+ * A candidate that throws (a tile whose pipeline the adapter cannot create: 128x128x64 f16 needs more
+ * workgroup memory than lavapipe's 32 KiB) is a failed trial with its message, not the end of the
+ * tune; `tune` throws only when no candidate verified.
  */
 import { runWorkload, type RunWorkloadOptions } from './run.js';
-import { RUN_ORDERS, type RunOrder } from './workloads/index.js';
+import { sameBlock, tuneBlocks } from './tune-blocks.js';
+import { RUN_ORDERS, type BlockShape, type RunOrder } from './workloads/index.js';
+
+export { blockLabel, tuneBlocks } from './tune-blocks.js';
 
 export interface TuneCandidate {
   readonly order: RunOrder;
   readonly chunksPerRank: number;
+  /** The GEMM tile; absent: the workload's own choice (`tensorCoreBlock` on tensor cores, else `defaultBlock`). */
+  readonly block?: BlockShape;
 }
 
 export interface TuneTrial extends TuneCandidate {
   /** Median of the timed runs; NaN when it did not verify (and is not a candidate). */
   readonly ms: number;
   readonly verified: boolean;
+  /** Why the candidate could not run (its message); absent when it ran. */
+  readonly error?: string;
 }
 
 export interface TuneResult {
   readonly key: string;
+  /** `block` absent: the workload's own tile (and in entries cached before tiles were tuned). */
   readonly best: TuneCandidate & { readonly ms: number };
   readonly trials: readonly TuneTrial[];
   readonly adapter: string;
   readonly date: string;
+}
+
+/** How far a tune is: `total` drops when a tile turns out to be one already run. */
+export interface TuneProgress {
+  readonly done: number;
+  readonly total: number;
 }
 
 export const DEFAULT_TUNE_ORDERS: readonly RunOrder[] = ['row-major', 'grouped', 'chunk-arrival'];
@@ -36,27 +60,77 @@ export function tuneKey(adapter: string, o: Configuration): string {
   return `${adapter} | ${o.workload} ${m}x${n}x${k} ${o.dtype} ranks=${o.ranks} devices=${o.devices ?? 1} per-device=${o.ranksPerDevice ?? 'auto'}`;
 }
 
-export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksPerRank' | 'backend'> {
+export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksPerRank' | 'backend' | 'block'> {
   readonly orders?: readonly RunOrder[];
   readonly chunksPerRank?: readonly number[];
-  readonly onTrial?: (trial: TuneTrial) => void;
+  /** Candidate tiles, `undefined` for the workload's own (default `tuneBlocks(workload, shape, dtype)`). */
+  readonly blocks?: readonly (BlockShape | undefined)[];
+  readonly onTrial?: (trial: TuneTrial, progress: TuneProgress) => void;
 }
 
-/** Times every candidate and returns the fastest verified one; throws when none verified. */
+function fastest(trials: readonly TuneTrial[]): TuneTrial | undefined {
+  return trials.filter((t) => t.verified).sort((a, b) => a.ms - b.ms)[0];
+}
+
+function distinct(blocks: readonly (BlockShape | undefined)[]): (BlockShape | undefined)[] {
+  return blocks.filter((b, i) => blocks.findIndex((c) => sameBlock(b, c)) === i);
+}
+
+/** Times the candidates (see the module comment) and returns the fastest verified one; throws when none verified. */
 export async function tune(o: TuneOptions): Promise<TuneResult> {
+  const orders = o.orders ?? DEFAULT_TUNE_ORDERS;
+  const chunks = o.chunksPerRank ?? DEFAULT_TUNE_CHUNKS;
+  const blocks = distinct(o.blocks ?? tuneBlocks(o.workload, o.shape, o.dtype));
+  const unknown = orders.find((order) => !RUN_ORDERS.includes(order));
+  if (unknown !== undefined) throw new RangeError(`tune: unknown order '${unknown}'`);
+  const [firstOrder, firstChunks] = [orders[0], chunks[0]];
+  if (firstOrder === undefined || firstChunks === undefined || blocks.length === 0) throw new RangeError('tune: needs at least one order, chunk count and tile');
+
   const trials: TuneTrial[] = [];
+  const errors: unknown[] = [];
+  const tilesRun: BlockShape[] = [];
+  let untimedTiles = blocks;
+  // every order × chunk count but the first, which the tiles were timed at
+  const pairs = orders.flatMap((order) => chunks.map((chunksPerRank) => ({ order, chunksPerRank }))).slice(1);
+  let pairsLeft = pairs.length;
   let adapter = 'unknown adapter';
-  for (const order of o.orders ?? DEFAULT_TUNE_ORDERS) {
-    if (!RUN_ORDERS.includes(order)) throw new RangeError(`tune: unknown order '${order}'`);
-    for (const chunksPerRank of o.chunksPerRank ?? DEFAULT_TUNE_CHUNKS) {
-      const r = await runWorkload({ ...o, order, chunksPerRank, backend: 'auto', timedRuns: o.timedRuns ?? 10, warmupRuns: o.warmupRuns ?? 3 });
+  const time = async (candidate: TuneCandidate): Promise<void> => {
+    let trial: TuneTrial;
+    try {
+      const r = await runWorkload({ ...o, ...candidate, block: candidate.block, backend: 'auto', timedRuns: o.timedRuns ?? 10, warmupRuns: o.warmupRuns ?? 3 });
       adapter = r.adapter;
-      const trial = { order, chunksPerRank, ms: r.verified ? r.fusedMs : NaN, verified: r.verified };
-      trials.push(trial);
-      o.onTrial?.(trial);
+      if (r.block) tilesRun.push(r.block);
+      trial = { ...candidate, ms: r.verified ? r.fusedMs : NaN, verified: r.verified };
+    } catch (e) {
+      errors.push(e);
+      trial = { ...candidate, ms: NaN, verified: false, error: e instanceof Error ? e.message : String(e) };
     }
+    // a tile the workload's own choice already ran would time the same kernel again
+    untimedTiles = untimedTiles.filter((b) => b === undefined || !tilesRun.some((t) => sameBlock(t, b)));
+    trials.push(trial);
+    o.onTrial?.(trial, { done: trials.length, total: trials.length + untimedTiles.length + pairsLeft });
+  };
+
+  while (untimedTiles.length > 0) {
+    const block = untimedTiles[0];
+    untimedTiles = untimedTiles.slice(1);
+    await time({ order: firstOrder, chunksPerRank: firstChunks, ...(block && { block }) });
   }
-  const best = trials.filter((t) => t.verified).sort((a, b) => a.ms - b.ms)[0];
-  if (best === undefined) throw new Error(`tune: no candidate of ${o.workload} matched the CPU reference`);
-  return { key: tuneKey(adapter, o), best: { order: best.order, chunksPerRank: best.chunksPerRank, ms: best.ms }, trials, adapter, date: new Date().toISOString() };
+  const fastestTile = fastest(trials);
+  const tile = fastestTile ? fastestTile.block : blocks[0];
+  for (const pair of pairs) {
+    pairsLeft--;
+    await time({ ...pair, ...(tile && { block: tile }) });
+  }
+
+  const best = fastest(trials);
+  if (best === undefined) {
+    // every trial threw: the configuration itself is at fault, so its own error (a UsageError, say) stands
+    if (errors.length === trials.length) throw errors[0];
+    const failed = trials.find((t) => t.error !== undefined);
+    const why = failed ? `; ${errors.length} could not run (first: ${failed.error})` : '';
+    throw new Error(`tune: no candidate of ${o.workload} matched the CPU reference${why}`);
+  }
+  const { order, chunksPerRank, block, ms } = best;
+  return { key: tuneKey(adapter, o), best: { order, chunksPerRank, ...(block && { block }), ms }, trials, adapter, date: new Date().toISOString() };
 }

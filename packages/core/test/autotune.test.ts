@@ -1,9 +1,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { tuneKey, type TuneResult } from '../src/autotune.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { DeviceHandle } from '@syncopate/runtime';
+import { tune, tuneBlocks, tuneKey, type TuneProgress, type TuneResult, type TuneTrial } from '../src/autotune.js';
 import { defaultTuneCacheFile, TuneCache } from '../src/cli/tune-cache.js';
+import { tunedRun } from '../src/cli/tune-command.js';
+import { adapterLabel, openDevice } from '../src/run.js';
+import { defaultBlock, type BlockShape } from '../src/workloads/index.js';
 import { cli } from './cli-harness.js';
 
 const shape = { m: 64, n: 32, k: 32 };
@@ -49,6 +53,117 @@ describe('the tune cache', () => {
   });
 });
 
+describe('tuneBlocks', () => {
+  const big = { m: 4096, n: 4096, k: 4096 };
+  const tile = (m: number, n: number, k: number): BlockShape => ({ m, n, k });
+
+  it('lists the workload default, then the tiles measured fastest on the H100', () => {
+    expect(tuneBlocks('ag-gemm', big, 'f16')).toEqual([undefined, tile(128, 128, 64), tile(128, 128, 32), tile(64, 64, 32)]);
+    expect(tuneBlocks('gemm-rs', big, 'f32')).toEqual([undefined, tile(128, 128, 8), tile(128, 128, 16), tile(64, 64, 32)]);
+  });
+
+  it('leaves the tile of other workloads to them', () => {
+    for (const w of ['gemv-ar', 'a2a-gemm', 'embed-a2a', 'ring-attn'] as const) expect(tuneBlocks(w, big, 'f32')).toEqual([undefined]);
+  });
+
+  it('shrinks each tile to the shape like defaultBlock, and drops those that become the same', () => {
+    expect(tuneBlocks('ag-gemm', { m: 64, n: 32, k: 32 }, 'f32')).toEqual([undefined, tile(64, 32, 8), tile(64, 32, 16), tile(64, 32, 32)]);
+    expect(tuneBlocks('ag-gemm', { m: 100, n: 72, k: 40 }, 'f16')).toEqual([undefined, tile(128, 128, 64), tile(128, 128, 32), tile(64, 64, 32)]);
+    // K at least one 16-deep matrix for f16, 8 for f32; M and N at least 16
+    expect(tuneBlocks('gemm-rs', { m: 4, n: 8, k: 4 }, 'f16')).toEqual([undefined, tile(16, 16, 16)]);
+    expect(tuneBlocks('gemm-rs', { m: 4, n: 8, k: 4 }, 'f32')).toEqual([undefined, tile(16, 16, 8)]);
+    expect(tuneBlocks('ag-gemm', { m: 32, n: 4096, k: 16 }, 'f16')).toEqual([undefined, tile(32, 128, 16), tile(32, 64, 16)]);
+  });
+});
+
+describe('tune searches the tile first, then the order and chunk count', () => {
+  let device: DeviceHandle;
+  beforeAll(async () => {
+    device = await openDevice();
+  });
+  afterAll(() => device?.close());
+
+  const shape = { m: 32, n: 32, k: 32 };
+  const base = { workload: 'ag-gemm', ranks: 2, shape, dtype: 'f32', seed: 1, timedRuns: 2, warmupRuns: 0 } as const;
+  const small: BlockShape = { m: 16, n: 16, k: 8 };
+  const medium: BlockShape = { m: 32, n: 32, k: 16 };
+  const rejected: BlockShape = { m: 48, n: 64, k: 32 };
+
+  async function tuneWithProgress(o: Omit<Parameters<typeof tune>[0], 'onTrial'>): Promise<{ result: TuneResult; progress: TuneProgress[] }> {
+    const progress: TuneProgress[] = [];
+    const result = await tune({ ...o, onTrial: (_t, p) => progress.push(p) });
+    return { result, progress };
+  }
+
+  it('times each tile at the first order and chunk count, then the others at the fastest tile; a tile that throws is a failed trial', async () => {
+    const { result, progress } = await tuneWithProgress({ ...base, device, orders: ['row-major', 'chunk-arrival'], chunksPerRank: [1], blocks: [small, rejected, medium] });
+    const at = (t: TuneTrial): unknown => [t.block, t.order, t.chunksPerRank];
+    const phase1 = result.trials.slice(0, 3);
+    expect(phase1.map(at)).toEqual([
+      [small, 'row-major', 1],
+      [rejected, 'row-major', 1],
+      [medium, 'row-major', 1],
+    ]);
+    expect(phase1[1]).toMatchObject({ verified: false, error: expect.stringMatching(/block 48x64x32/) });
+    expect([phase1[0]!.verified, phase1[2]!.verified]).toEqual([true, true]);
+    const tile = phase1[0]!.ms <= phase1[2]!.ms ? small : medium;
+    expect(result.trials.slice(3).map(at)).toEqual([[tile, 'chunk-arrival', 1]]);
+    expect(result.trials[3]!.verified).toBe(true);
+    expect(result.trials[3]).not.toHaveProperty('error');
+    expect(progress).toEqual([1, 2, 3, 4].map((done) => ({ done, total: 4 })));
+
+    const verified = result.trials.filter((t) => t.verified);
+    expect(result.best.ms).toBe(Math.min(...verified.map((t) => t.ms)));
+    const best = verified.find((t) => t.ms === result.best.ms)!;
+    expect(result.best).toEqual({ order: best.order, chunksPerRank: best.chunksPerRank, block: best.block, ms: best.ms });
+    expect(result.best.block).toEqual(tile);
+  }, 180_000);
+
+  it('skips a tile the workload default already ran, and counts it out of the total', async () => {
+    const { result, progress } = await tuneWithProgress({ ...base, device, orders: ['row-major'], chunksPerRank: [1], blocks: [undefined, defaultBlock(shape), small] });
+    expect(result.trials.map((t) => t.block)).toEqual([undefined, small]);
+    expect(progress).toEqual([
+      { done: 1, total: 2 },
+      { done: 2, total: 2 },
+    ]);
+  }, 120_000);
+
+  it('throws when no candidate ran, with the error of the configuration itself', async () => {
+    await expect(tune({ ...base, device, orders: ['row-major'], chunksPerRank: [1], blocks: [rejected] })).rejects.toThrow(/block 48x64x32/);
+  });
+});
+
+describe('tunedRun', () => {
+  let device: DeviceHandle;
+  beforeAll(async () => {
+    device = await openDevice();
+  });
+  afterAll(() => device?.close());
+
+  const run = { workload: 'gemm-rs', ranks: 2, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', order: 'chunk-arrival', backend: 'auto', seed: 1 } as const;
+  const io = { out: () => {}, err: () => {} };
+
+  function cacheHolding(entry: TuneResult): void {
+    const dir = mkdtempSync(join(tmpdir(), 'tuned-run-'));
+    vi.stubEnv('SYNCOPATE_CACHE_DIR', dir);
+    TuneCache.open(join(dir, 'tune.json')).put(entry);
+  }
+
+  it('runs at the cached tile, order and chunk count', async () => {
+    const key = tuneKey(adapterLabel(device), run);
+    cacheHolding({ ...result(key, 'grouped', 2), best: { order: 'grouped', chunksPerRank: 2, block: { m: 32, n: 16, k: 8 }, ms: 1 } });
+    expect(await tunedRun(run, [device], { warmup: 0 }, io)).toEqual({ ...run, order: 'grouped', chunksPerRank: 2, block: { m: 32, n: 16, k: 8 } });
+  });
+
+  it('keeps the workload tile for an entry cached before tiles were tuned', async () => {
+    const key = tuneKey(adapterLabel(device), run);
+    cacheHolding(result(key, 'row-major', 4));
+    const tuned = await tunedRun(run, [device], { warmup: 0 }, io);
+    expect(tuned).toEqual({ ...run, order: 'row-major', chunksPerRank: 4 });
+    expect('block' in tuned).toBe(false);
+  });
+});
+
 describe('syncopate tune and bench --tuned on the software adapter', () => {
   it('times every candidate, stores the fastest, and bench --tuned runs at that choice', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tune-cli-'));
@@ -59,7 +174,8 @@ describe('syncopate tune and bench --tuned on the software adapter', () => {
     const { results, cache } = JSON.parse(tuned.out);
     expect(cache).toBe(join(dir, 'tune.json'));
     const [r] = results as TuneResult[];
-    expect(r!.trials).toHaveLength(4);
+    // tiles 64x32x8 and 64x32x16 besides the default (64x32x32, so that one is not timed twice), then 3 more pairs
+    expect(r!.trials.map((t) => t.block)).toEqual([undefined, { m: 64, n: 32, k: 8 }, { m: 64, n: 32, k: 16 }, ...Array(3).fill(r!.trials[3]!.block)]);
     expect(r!.trials.every((t) => t.verified)).toBe(true);
     expect(r!.best.ms).toBe(Math.min(...r!.trials.map((t) => t.ms)));
     const stored = JSON.parse(readFileSync(cache, 'utf8'));
@@ -70,6 +186,15 @@ describe('syncopate tune and bench --tuned on the software adapter', () => {
     const report = JSON.parse(bench.out).reports[0];
     expect({ order: report.order, chunksPerRank: report.chunksPerRank }).toEqual({ order: r!.best.order, chunksPerRank: r!.best.chunksPerRank });
   }, 180_000);
+
+  it('prints the tile of each trial, default where the workload chose it', async () => {
+    vi.stubEnv('SYNCOPATE_CACHE_DIR', mkdtempSync(join(tmpdir(), 'tune-cli-')));
+    const tuned = await cli('tune', 'gemv-ar', '--ranks', '2', '--m', '4', '--n', '32', '--k', '32', '--runs', '1', '--warmup', '0', '--order', 'row-major', '--chunks-per-rank', '1');
+    expect(tuned.code).toBe(0);
+    const lines = tuned.out.split('\n');
+    expect(lines[1]).toMatch(/^ {2}tile +order +chunks\/rank +fused$/);
+    expect(lines[2]).toMatch(/^ {2}default +row-major +1 +[\d.]+ ms {2}<- best$/);
+  }, 60_000);
 
   it('refuses --tuned together with the lists it would replace', async () => {
     const r = await cli('bench', 'ag-gemm', '--tuned', '--order', 'row-major');

@@ -1,10 +1,12 @@
 /**
- * `syncopate tune`: time the fused variant of each workload at every candidate order and chunk count,
- * keep the fastest verified one in the tune cache, and print the trials. `bench --tuned` reads the
- * cache through `tunedRun` (tuning first when it has no entry).
+ * `syncopate tune`: time the fused variant of each workload at every candidate GEMM tile, order and
+ * chunk count (autotune.ts says how they are searched), keep the fastest verified one in the tune
+ * cache, and print the trials. `bench --tuned` reads the cache through `tunedRun` (tuning first when
+ * it has no entry).
  */
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS, tune, tuneKey, type TuneResult } from '../autotune.js';
+import { blockLabel, DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS, tune, tuneKey, type TuneResult, type TuneTrial } from '../autotune.js';
+import { sameBlock } from '../tune-blocks.js';
 import { TuneCache } from './tune-cache.js';
 import { adapterLabel } from '../run.js';
 import type { RunOptions } from '../workloads/index.js';
@@ -13,21 +15,18 @@ import type { CliIO } from './commands.js';
 import { formatMs } from './report.js';
 
 async function tuneOne(run: RunOptions, handles: readonly DeviceHandle[], cmd: Pick<SweepOptions, 'runs' | 'warmup'> & Partial<Pick<SweepOptions, 'orders' | 'chunksPerRank'>>, io: CliIO): Promise<TuneResult> {
-  const orders = cmd.orders ?? DEFAULT_TUNE_ORDERS;
-  const chunks = cmd.chunksPerRank ?? DEFAULT_TUNE_CHUNKS;
-  let done = 0;
   return tune({
     ...run,
     handles,
-    orders,
-    chunksPerRank: chunks,
+    orders: cmd.orders ?? DEFAULT_TUNE_ORDERS,
+    chunksPerRank: cmd.chunksPerRank ?? DEFAULT_TUNE_CHUNKS,
     timedRuns: cmd.runs,
     warmupRuns: cmd.warmup,
-    onTrial: (t) => io.progress?.(`tuning ${run.workload}: ${++done}/${orders.length * chunks.length} (${t.order}, ${t.chunksPerRank} chunks/rank)`),
+    onTrial: (t, { done, total }) => io.progress?.(`tuning ${run.workload}: ${done}/${total} (tile ${blockLabel(t.block)}, ${t.order}, ${t.chunksPerRank} chunks/rank)`),
   });
 }
 
-/** `run` at the order and chunk count the cache holds for it on these devices; tuned now if absent. */
+/** `run` at the tile, order and chunk count the cache holds for it on these devices; tuned now if absent. */
 export async function tunedRun(run: RunOptions, handles: readonly DeviceHandle[], cmd: Pick<SweepOptions, 'warmup'>, io: CliIO): Promise<RunOptions> {
   const cache = TuneCache.open();
   const key = tuneKey(adapterLabel(handles[0]!, handles.length), run);
@@ -37,16 +36,24 @@ export async function tunedRun(run: RunOptions, handles: readonly DeviceHandle[]
     result = await tuneOne(run, handles, { runs: 10, warmup: cmd.warmup }, io);
     cache.put(result);
   }
-  return { ...run, order: result.best.order, chunksPerRank: result.best.chunksPerRank };
+  const { order, chunksPerRank, block } = result.best;
+  // an entry cached before tiles were tuned has no block: the workload keeps its own
+  return { ...run, order, chunksPerRank, ...(block && { block }) };
+}
+
+function trialTime(t: TuneTrial): string {
+  if (t.error !== undefined) return 'FAILED';
+  return t.verified ? `${formatMs(t.ms)} ms` : 'WRONG RESULT';
 }
 
 function formatTune(r: TuneResult, file: string): string {
   const rows = r.trials.map((t) => {
-    const best = t.order === r.best.order && t.chunksPerRank === r.best.chunksPerRank;
-    const time = t.verified ? `${formatMs(t.ms)} ms` : 'WRONG RESULT';
-    return `  ${t.order.padEnd(14)} ${String(t.chunksPerRank).padStart(11)}  ${time.padStart(12)}${best ? '  <- best' : ''}`;
+    const best = t.order === r.best.order && t.chunksPerRank === r.best.chunksPerRank && sameBlock(t.block, r.best.block);
+    const note = t.error !== undefined ? `  ${t.error.split('\n')[0]}` : best ? '  <- best' : '';
+    return `  ${blockLabel(t.block).padEnd(11)} ${t.order.padEnd(14)} ${String(t.chunksPerRank).padStart(11)}  ${trialTime(t).padStart(12)}${note}`;
   });
-  return [r.key, `  ${'order'.padEnd(14)} ${'chunks/rank'.padStart(11)}  ${'fused'.padStart(12)}`, ...rows, `  stored in ${file}`].join('\n');
+  const header = `  ${'tile'.padEnd(11)} ${'order'.padEnd(14)} ${'chunks/rank'.padStart(11)}  ${'fused'.padStart(12)}`;
+  return [r.key, header, ...rows, `  stored in ${file}`].join('\n');
 }
 
 export async function tuneCommandRun(cmd: TuneCommand, io: CliIO): Promise<number> {

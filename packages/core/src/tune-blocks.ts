@@ -1,0 +1,64 @@
+/**
+ * The GEMM tiles the autotuner tries. The lists are the tiles measured fastest on the H100
+ * (benchmarks/gemm.md): f16 on subgroup matrices 128x128x64 then 128x128x32, f32 SIMT 128x128x8
+ * then 128x128x16, and 64x64x32, the tile each path had before. Other devices may rank them
+ * differently, which is why they are timed rather than chosen here.
+ */
+import type { BlockShape, WorkloadDType, WorkloadName, WorkloadShape } from './workloads/index.js';
+
+const F16_TILES: readonly BlockShape[] = [
+  { m: 128, n: 128, k: 64 },
+  { m: 128, n: 128, k: 32 },
+  { m: 64, n: 64, k: 32 },
+];
+
+const F32_TILES: readonly BlockShape[] = [
+  { m: 128, n: 128, k: 8 },
+  { m: 128, n: 128, k: 16 },
+  { m: 64, n: 64, k: 32 },
+];
+
+/** Only these build their tile from `block` alone; the others keep their own choice. */
+const TILED_WORKLOADS: readonly WorkloadName[] = ['ag-gemm', 'gemm-rs'];
+
+/** The smallest power of two >= x (1 for x <= 1). */
+function ceilPow2(x: number): number {
+  return x <= 1 ? 1 : 2 ** Math.ceil(Math.log2(x));
+}
+
+/**
+ * `tile` shrunk the way `defaultBlock` shrinks its own: no side larger than the shape's rounded up
+ * to a power of two, M and N at least 16, K at least `minK` (16 for f16: one subgroup-matrix step).
+ */
+export function shrinkBlock(tile: BlockShape, shape: WorkloadShape, minK: number): BlockShape {
+  return {
+    m: Math.max(16, Math.min(tile.m, ceilPow2(shape.m))),
+    n: Math.max(16, Math.min(tile.n, ceilPow2(shape.n))),
+    k: Math.max(minK, Math.min(tile.k, ceilPow2(shape.k))),
+  };
+}
+
+export function sameBlock(a: BlockShape | undefined, b: BlockShape | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.m === b.m && a.n === b.n && a.k === b.k);
+}
+
+/** `8x8x8`, or `default` for the workload's own choice. */
+export function blockLabel(block: BlockShape | undefined): string {
+  return block === undefined ? 'default' : `${block.m}x${block.n}x${block.k}`;
+}
+
+/**
+ * The tiles to try for a workload at a shape: first `undefined` (the workload's own choice), then
+ * the measured-fast tiles shrunk to the shape, each once. Workloads whose tile the tuner does not
+ * vary get `[undefined]`.
+ */
+export function tuneBlocks(workload: WorkloadName, shape: WorkloadShape, dtype: WorkloadDType): (BlockShape | undefined)[] {
+  if (!TILED_WORKLOADS.includes(workload)) return [undefined];
+  const [tiles, minK] = dtype === 'f16' ? [F16_TILES, 16] : [F32_TILES, 8];
+  const blocks: (BlockShape | undefined)[] = [undefined];
+  for (const tile of tiles) {
+    const shrunk = shrinkBlock(tile, shape, minK);
+    if (!blocks.some((b) => sameBlock(b, shrunk))) blocks.push(shrunk);
+  }
+  return blocks;
+}
