@@ -12,7 +12,10 @@
  *           serial and pipelined), and our GB/s as a ratio of each
  * Prints JSON lines and writes peer-copy.json into --out (or $OUT).
  *
- *   node dist/peercopy.mjs [--quick] [--out DIR] [--src 0 --dst 1] [--no-peer]
+ *   node dist/peercopy.mjs [--quick] [--out DIR] [--src 0 --dst 1] [--no-peer] [--probes-only]
+ *
+ * --probes-only runs the probes alone (seconds): e.g. once per NUMA node under numactl, to see whether
+ * the host copy out of mapped read-back memory depends on where the process runs.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -181,7 +184,7 @@ function hostCopyPeer(src: number, dst: number, maxMib: number): Record<string, 
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, src: { type: 'string' }, dst: { type: 'string' }, 'no-peer': { type: 'boolean' }, 'no-probes': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, src: { type: 'string' }, dst: { type: 'string' }, 'no-peer': { type: 'boolean' }, 'no-probes': { type: 'boolean' }, 'probes-only': { type: 'boolean' } } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const runs = quick ? 5 : 20;
@@ -195,6 +198,7 @@ async function main(): Promise<void> {
   try {
     report({ kind: 'devices', placements: devices.map((d) => d.placement.description), adapter: devices[0]!.adapterInfo });
     if (!values['no-probes']) for (const p of await probes(devices, runs)) report(p);
+    if (values['probes-only']) return;
     const copier = new PeerCopier();
     const ours: Record<string, unknown>[] = [];
     for (const mib of sizes) {

@@ -1,0 +1,58 @@
+/**
+ * Where the fused gemm-rs loses to sequential (issue 20): the same GEMM timed five ways on one device,
+ * each at the same shape, tile and target, in one process:
+ *   fused        the fused kernel as the suite times it (reduce-adds published inside the dispatch,
+ *                a part per output tile: CodegenOptions.partShape 'tiles')
+ *   fused-rows   the same with parts cut in rows across C's whole width ('rows', the cut before
+ *                2026-11-25: the last tile of a row band publishes all of the band's parts)
+ *   unpublished  the fused kernel, its chunks never published (CodegenOptions.unpublished): the
+ *                kernel's code and tile order without the adds' work; its output is not the answer
+ *   compute      the kernel compiled without its plan, in the fused kernel's tile order
+ *   compute-rm   the same in row-major order (the compute-alone figure of the suite)
+ * fused − unpublished is what the adds cost inside the dispatch; unpublished − compute what the
+ * kernel's signalling code and chunk bookkeeping cost without them; compute − compute-rm the tile order.
+ *
+ *   node dist/rs-probe.mjs [--size 4096] [--ranks 2,4] [--dtype f16] [--out DIR]
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { compileOrThrow, getWorkload, runWorkload, WARMUP_BUSY_MS, type RunWorkloadOptions } from '@syncopate/core';
+import { openDevices } from '@syncopate/runtime';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { size: { type: 'string' }, ranks: { type: 'string' }, dtype: { type: 'string' }, out: { type: 'string' } } });
+  const size = Number(values.size ?? 4096);
+  const dtype = (values.dtype ?? 'f16') as 'f16' | 'f32';
+  const out = values.out ?? process.env['OUT'] ?? '.';
+  mkdirSync(out, { recursive: true });
+  const [device] = await openDevices(1, { device: { requiredLimits: 'adapter-max' } });
+  try {
+    for (const ranks of (values.ranks ?? '2,4').split(',').map(Number)) {
+      const shape = { m: size, n: size, k: size / ranks };
+      const base: RunWorkloadOptions = { workload: 'gemm-rs', ranks, shape, dtype, order: 'chunk-arrival', backend: 'auto', seed: 1, device: device!, timedRuns: 10, warmupRuns: 10, warmupBusyMs: WARMUP_BUSY_MS, verifyRows: 16 };
+      const built = getWorkload('gemm-rs').build({ ranks, shape, dtype });
+      const chunks = compileOrThrow(built.kernel, built.plan).module.chunks.map((c) => c.value.name);
+      const variants: [string, RunWorkloadOptions][] = [
+        ['fused', base],
+        ['fused-rows', { ...base, codegen: { partShape: 'rows' } }],
+        ['unpublished', { ...base, codegen: { unpublished: chunks }, verify: false }],
+        ['compute', { ...base, withoutTransfers: true }],
+        ['compute-rm', { ...base, withoutTransfers: true, order: 'row-major' }],
+      ];
+      for (const [variant, o] of variants) {
+        const r = await runWorkload(o);
+        const line = { variant, ranks, shape, dtype, target: r.target, block: r.block, ms: r.timings, timing: r.timing, verified: o.verify === false || o.withoutTransfers ? null : r.verified };
+        console.log(JSON.stringify(line));
+        appendFileSync(join(out, 'rs-probe.jsonl'), `${JSON.stringify(line)}\n`);
+      }
+    }
+  } finally {
+    device?.close();
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  process.exitCode = 1;
+});
