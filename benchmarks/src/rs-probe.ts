@@ -1,6 +1,6 @@
 /**
- * Where the fused gemm-rs loses to sequential (issue 20): the same GEMM timed five ways on one device,
- * each at the same shape, tile and target, in one process:
+ * Where a fused reduction's time goes (issue 20): gemm-rs (or gemv-ar, --workload) timed five ways on
+ * one device, each at the same shape, tile and target, in one process:
  *   fused        the fused kernel as the suite times it (reduce-adds published inside the dispatch,
  *                a part per output tile: CodegenOptions.partShape 'tiles')
  *   fused-rows   the same with parts cut in rows across C's whole width ('rows', the cut before
@@ -12,7 +12,10 @@
  * fused − unpublished is what the adds cost inside the dispatch; unpublished − compute what the
  * kernel's signalling code and chunk bookkeeping cost without them; compute − compute-rm the tile order.
  *
- *   node dist/rs-probe.mjs [--size 4096] [--ranks 2,4] [--dtype f16] [--out DIR]
+ * --repeat N runs the verified variants (fused, fused-rows) N times each: a race shows as a run that
+ * does not match the reference.
+ *
+ *   node dist/rs-probe.mjs [--workload gemm-rs|gemv-ar] [--size 4096 | --shape MxNxK] [--ranks 2,4] [--dtype f16] [--repeat 1] [--out DIR]
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,17 +24,22 @@ import { compileOrThrow, getWorkload, runWorkload, WARMUP_BUSY_MS, type RunWorkl
 import { openDevices } from '@syncopate/runtime';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { size: { type: 'string' }, ranks: { type: 'string' }, dtype: { type: 'string' }, out: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { workload: { type: 'string' }, size: { type: 'string' }, shape: { type: 'string' }, ranks: { type: 'string' }, dtype: { type: 'string' }, repeat: { type: 'string' }, out: { type: 'string' } },
+  });
+  const workload = (values.workload ?? 'gemm-rs') as 'gemm-rs' | 'gemv-ar';
   const size = Number(values.size ?? 4096);
+  const given = values.shape?.split('x').map(Number);
+  const repeat = Number(values.repeat ?? 1);
   const dtype = (values.dtype ?? 'f16') as 'f16' | 'f32';
   const out = values.out ?? process.env['OUT'] ?? '.';
   mkdirSync(out, { recursive: true });
   const [device] = await openDevices(1, { device: { requiredLimits: 'adapter-max' } });
   try {
     for (const ranks of (values.ranks ?? '2,4').split(',').map(Number)) {
-      const shape = { m: size, n: size, k: size / ranks };
-      const base: RunWorkloadOptions = { workload: 'gemm-rs', ranks, shape, dtype, order: 'chunk-arrival', backend: 'auto', seed: 1, device: device!, timedRuns: 10, warmupRuns: 10, warmupBusyMs: WARMUP_BUSY_MS, verifyRows: 16 };
-      const built = getWorkload('gemm-rs').build({ ranks, shape, dtype });
+      const shape = given ? { m: given[0]!, n: given[1]!, k: given[2]! } : { m: size, n: size, k: size / ranks };
+      const base: RunWorkloadOptions = { workload, ranks, shape, dtype, order: 'chunk-arrival', backend: 'auto', seed: 1, device: device!, timedRuns: 10, warmupRuns: 10, warmupBusyMs: WARMUP_BUSY_MS, verifyRows: 16 };
+      const built = getWorkload(workload).build({ ranks, shape, dtype });
       const chunks = compileOrThrow(built.kernel, built.plan).module.chunks.map((c) => c.value.name);
       const variants: [string, RunWorkloadOptions][] = [
         ['fused', base],
@@ -41,10 +49,13 @@ async function main(): Promise<void> {
         ['compute-rm', { ...base, withoutTransfers: true, order: 'row-major' }],
       ];
       for (const [variant, o] of variants) {
-        const r = await runWorkload(o);
-        const line = { variant, ranks, shape, dtype, target: r.target, block: r.block, ms: r.timings, timing: r.timing, verified: o.verify === false || o.withoutTransfers ? null : r.verified };
-        console.log(JSON.stringify(line));
-        appendFileSync(join(out, 'rs-probe.jsonl'), `${JSON.stringify(line)}\n`);
+        const checked = o.verify !== false && !o.withoutTransfers;
+        for (let run = 0; run < (checked ? repeat : 1); run++) {
+          const r = await runWorkload(o);
+          const line = { workload, variant, ranks, shape, dtype, target: r.target, block: r.block, ms: r.timings, timing: r.timing, verified: checked ? r.verified : null, maxAbsError: checked ? r.maxAbsError : null };
+          console.log(JSON.stringify(line));
+          appendFileSync(join(out, 'rs-probe.jsonl'), `${JSON.stringify(line)}\n`);
+        }
       }
     }
   } finally {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { buildModule, gemmKernel, mul, type ChunkPlan, type Module } from '@syncopate/ir';
-import { alignChunksPass, attachPlan, insertBarriers, oneShotReduceScatter, reorderTiles, ringAllGather, ringReduceScatter, runPipeline } from '@syncopate/passes';
+import { alignChunksPass, allReduce, attachPlan, insertBarriers, oneShotReduceScatter, reorderTiles, ringAllGather, ringReduceScatter, runPipeline } from '@syncopate/passes';
 import { chunkTable, emitFusedKernel, PART_ELEMENTS, partsStoredBy } from '../src/index.js';
 import { chunkDescriptors, DESCRIPTOR_WORDS, FIELD } from '../src/gpu-signal/descriptors.js';
 
@@ -85,6 +85,20 @@ describe('chunk table', () => {
       }
       expect(partsStoredBy(e, [(lo + 2) % 4, 0], pidAxis)).toEqual([]);
     }
+  });
+
+  it('an all-reduce keeps row parts: its all-gather rewrites regions its reduce-scatter read (stale on the H100 with a part per tile)', () => {
+    const module = lowered(
+      gemmKernel({ m: 128, n: 64, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }),
+      allReduce({ ranks: 4, tensor: { name: 'C', shape: [128, 64] }, axis: 0 }),
+    );
+    expect(chunkTable(module).entries.every((e) => e.colParts === 1 && e.partCols === 64)).toBe(true);
+    // The reduce-scatter alone reads each region once: a part per tile.
+    const rs = lowered(
+      gemmKernel({ m: 128, n: 64, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }),
+      ringReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [128, 64] }, axis: 0 }),
+    );
+    expect(chunkTable(rs).entries.every((e) => e.colParts === 2)).toBe(true);
   });
 
   it('one-shot reduce-scatter: the adds into one shard are merged, counted on one lead part and summed by it, no lock', () => {

@@ -2,8 +2,9 @@
  * The gpu-signal backend's bookkeeping. Each chunk is cut into parts so that many workgroups move it
  * at once: a chunk that tiles store through one site is cut at the storing tiles' rows and columns
  * (`tiles`, the default: a part is one tile's output, published by the last of the tiles that write
- * it); any other chunk into slices along the first axis of about PART_ELEMENTS elements (`rows`, which
- * a codegen option can also ask for). A part is
+ * it), unless its tensor has a region rewritten after a chunk read it (`rereadTensors`); any other
+ * chunk into slices along the first axis of about PART_ELEMENTS elements (`rows`, which a codegen
+ * option can also ask for). A part is
  * published (copied or added into the destination rank's region) by whichever workgroup completes
  * its last requirement:
  *  - each tile of the source rank whose stores meet the part's rows (its `arrive`),
@@ -112,6 +113,22 @@ function partCut(chunk: ChunkDecl, partElements: number, tile?: { rows: number; 
 }
 
 /**
+ * Tensors where a chunk writes a region of a rank that a chunk of an earlier step read there (its
+ * source, or a reduce-add's target): an all-reduce's all-gather overwriting what its reduce-scatter
+ * read. WGSL has no device-scope fence, and on the H100 a workgroup publishing such a rewritten
+ * region read stale data when parts were a tile each (fused gemv-ar wrong in 3 of 6 runs,
+ * benchmarks/README.md); the bigger row parts never were, so these tensors keep them.
+ */
+function rereadTensors(chunks: readonly ChunkDecl[]): Set<string> {
+  const reads = (a: ChunkDecl, rank: number) => a.src === rank || (a.kind === 'reduce-add' && a.dst === rank);
+  const tensors = new Set<string>();
+  for (const b of chunks) {
+    if (chunks.some((a) => a.tensor === b.tensor && a.step < b.step && reads(a, b.dst) && intersect(a.region, b.region))) tensors.add(b.tensor);
+  }
+  return tensors;
+}
+
+/**
  * Union-find over reduce-adds that land on overlapping elements of the same rank; −1 for copies and for
  * a reduce-add that shares its elements with no other (one publisher per part needs no lock: the
  * destination's own stores are counted before it runs).
@@ -140,7 +157,9 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
   // p of each covers the same elements (one lock, or one merged sum, per part index); otherwise they stay whole.
   const storeSites = chunks.map((c) => alignment.stores.filter((u) => u.chunk === c).map((u) => u.site));
   const storeRows = storeSites.map((sites) => siteRows(module, sites));
-  const storeCols = storeSites.map((sites, i) => (shape === 'tiles' && storeRows[i] && chunks[i]!.region.lo.length >= 2 ? siteRows(module, sites, 1) : undefined));
+  const reread = rereadTensors(chunks);
+  const byTile = (c: ChunkDecl) => shape === 'tiles' && !reread.has(c.tensor) && c.region.lo.length >= 2;
+  const storeCols = storeSites.map((sites, i) => (byTile(chunks[i]!) && storeRows[i] ? siteRows(module, sites, 1) : undefined));
   const whole = (c: ChunkDecl) => ({ partRows: rowsOf(c.region)[1] - rowsOf(c.region)[0], partCols: colsOf(c.region)[1] - colsOf(c.region)[0] });
   const cuts = chunks.map((c, i) => {
     if (storeSites[i]!.length > 0 && !storeRows[i]) return whole(c);

@@ -197,6 +197,9 @@ function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
         w.line(`if (lid == 0u) { wg.u = acquire_lock(lock, chunk, ${field('src')}); }`);
         w.line('if (workgroupUniformLoad(&wg.u) == 0u) { return; }');
       });
+      // Acquire: the part's sources were stored by other workgroups before the counts that queued it
+      // (invocation 0's atomics); no invocation may read them before those, as after a wait's spin.
+      w.line('storageBarrier();');
       w.line('move_part(part, lid);');
       w.line('storageBarrier();');
       w.block('if (lid == 0u)', () => {

@@ -122,6 +122,7 @@ fn publish_pending(lid: u32) {
       if (lid == 0u) { wg.u = acquire_lock(lock, chunk, tables[d + 4u]); }
       if (workgroupUniformLoad(&wg.u) == 0u) { return; }
     }
+    storageBarrier();
     move_part(part, lid);
     storageBarrier();
     if (lid == 0u) {
