@@ -85,7 +85,8 @@ applies to every workload, which otherwise keeps its defaults):
 tune (the options of bench but --out, --trace, --tuned): --order and --chunks-per-rank are the
 candidates (default ${DEFAULT_TUNE_ORDERS.join(',')} and ${DEFAULT_TUNE_CHUNKS.join(',')}), --runs per candidate
 (default ${DEFAULT_TUNE_RUNS}); the cache is $SYNCOPATE_CACHE_DIR/tune.json (default ~/.cache/syncopate)
-ag-gemm and gemm-rs tune the GEMM tile too: each tile at the first order and chunk count, first
+ag-gemm and gemm-rs tune the GEMM tile too: each tile at the first order and chunk count, then
+every order and chunk count at the fastest tile
 
 exit codes: 0 success; 1 the kernel did not compile (or its IR or plan file is malformed),
             a result was wrong, or another error; 2 bad usage (unknown command, workload or
