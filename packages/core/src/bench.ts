@@ -9,7 +9,7 @@
  *  - fused: chunks within a device move inside one dispatch (gpu-signal), between devices between
  *    phases (peer-copy): what `compile()` emits.
  */
-import type { RunReport } from './workloads/index.js';
+import type { BlockShape, RunReport } from './workloads/index.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import type { Summary } from './stats.js';
 
@@ -45,6 +45,8 @@ export interface VariantResult {
   readonly phases: readonly number[];
   /** How the dots lowered: SIMT or subgroup matrices (tensor cores). */
   readonly target?: 'simt' | 'subgroup-matrix';
+  /** The GEMM tile that ran (RunReport.block), where the kernel has a dot. */
+  readonly block?: BlockShape;
 }
 
 export interface BenchReport {
@@ -97,7 +99,7 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
       ...(variant === 'sequential' ? { timeCommunication: o.runs ?? 20 } : {}),
     });
     if (variant === 'sequential') commMs = report.commMs?.median;
-    variants[variant] = { ms: report.timings, verified: report.verified, maxAbsError: report.maxAbsError, backend: report.backend, phases: report.phases, ...(report.target ? { target: report.target } : {}) };
+    variants[variant] = { ms: report.timings, verified: report.verified, maxAbsError: report.maxAbsError, backend: report.backend, phases: report.phases, ...(report.target ? { target: report.target } : {}), ...(report.block ? { block: report.block } : {}) };
     o.onVariant?.(variant, report);
     last = report;
   }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceHandle } from '@syncopate/runtime';
 import { BENCH_VARIANTS, benchTable, benchWorkload } from '../src/bench.js';
 import { openDevice } from '../src/run.js';
+import { defaultBlock } from '../src/workloads/index.js';
 
 let device: DeviceHandle;
 beforeAll(async () => {
@@ -39,7 +40,10 @@ describe('the three variants of a workload', () => {
       expect(r.variants[v].verified).toBe(true);
       expect(r.variants[v].ms.runs).toBe(3);
       expect(r.variants[v].ms.median).toBeGreaterThan(0);
+      // Every variant names the tile it ran, the same in all (the timed kernel is the checked one).
+      expect(r.variants[v].block).toEqual(r.variants.fused.block);
     }
+    expect(r.variants.fused.block).toEqual(defaultBlock(r.shape));
     // Fused is one dispatch; the others move chunks between dispatches, sequential in fewer of them.
     expect(r.variants.fused.phases).toEqual([1]);
     expect(r.variants.fused.backend).toBe('gpu-signal');
