@@ -145,25 +145,26 @@ function placeWorkload(o: RunWorkloadOptions, module: CompiledKernel['module']):
 function retarget(
   o: RunWorkloadOptions,
   built: BuiltWorkload,
+  placed: PlacedKernels,
   device: DeviceHandle,
   rebuild: (block: BlockShape) => BuiltWorkload,
-): { built: BuiltWorkload; target: 'simt' | 'subgroup-matrix' } {
+): { built: BuiltWorkload; placed: PlacedKernels; target: 'simt' | 'subgroup-matrix' } {
   const target = matmulTargetFor(o.target ?? 'auto', device, o.dtype);
-  if (target === 'simt') return { built, target: 'simt' };
-  const lower = (b: BuiltWorkload): BuiltWorkload => ({ ...b, placed: placeWorkload({ ...o, codegen: { ...o.codegen, target } }, b.compiled.module) });
+  if (target === 'simt') return { built, placed, target: 'simt' };
+  const lower = (b: BuiltWorkload) => ({ built: b, placed: placeWorkload({ ...o, codegen: { ...o.codegen, target } }, b.compiled.module), target: 'subgroup-matrix' as const });
   const block = o.block === undefined ? getWorkload(o.workload).tensorCoreBlock?.(workloadOptions(o)) : undefined;
   try {
     if (block) {
       try {
-        return { built: lower(rebuild(block)), target: 'subgroup-matrix' };
+        return lower(rebuild(block));
       } catch (e) {
         if (!(e instanceof CompileError)) throw e;
       }
     }
-    return { built: lower(built), target: 'subgroup-matrix' };
+    return lower(built);
   } catch (e) {
     if (o.target === 'subgroup-matrix' || !(e instanceof CompileError)) throw e;
-    return { built, target: 'simt' };
+    return { built, placed, target: 'simt' };
   }
 }
 
@@ -256,11 +257,10 @@ function dotBlock(ops: Module['kernel']['body']): BlockShape | undefined {
   return undefined;
 }
 
-/** A workload's kernel, compiled with its plan (or none) and placed on devices. */
+/** A workload's kernel, compiled with its plan (or none). */
 interface BuiltWorkload {
   readonly kernel: Module;
   readonly compiled: CompiledKernel;
-  readonly placed: PlacedKernels;
 }
 
 function buildWorkload(o: RunWorkloadOptions, wo: WorkloadOptions): BuiltWorkload {
@@ -272,14 +272,14 @@ function buildWorkload(o: RunWorkloadOptions, wo: WorkloadOptions): BuiltWorkloa
     : o.backend === 'auto'
       ? built.plan
       : { ...built.plan, chunks: built.plan.chunks.map((c) => ({ ...c, backend: o.backend })) };
-  const compiled = compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: o.order } } });
-  return { kernel, compiled, placed: placeWorkload(o, compiled.module) };
+  return { kernel, compiled: compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: o.order } } }) };
 }
 
 export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const workload = getWorkload(o.workload);
   const wo = workloadOptions(o);
   let built = buildWorkload(o, wo);
+  let placed = placeWorkload(o, built.compiled.module);
   const { kernel } = built;
   const inputs = workload.inputs(wo, o.seed);
   const check = (o.verify ?? true) && !o.withoutTransfers;
@@ -287,12 +287,12 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const sample = o.verifyRows === undefined ? undefined : rowSample(outputRows, o.verifyRows);
   const expected = check ? workload.reference(wo, inputs, sample) : undefined;
   const given = o.handles ?? (o.device ? [o.device] : undefined);
-  const devices = given ?? (await openDevices(built.placed.devices.length, { device: { requiredLimits: 'adapter-max' } }));
+  const devices = given ?? (await openDevices(placed.devices.length, { device: { requiredLimits: 'adapter-max' } }));
   let target: 'simt' | 'subgroup-matrix' = o.codegen?.target === undefined || o.codegen.target === 'simt' ? 'simt' : 'subgroup-matrix';
   try {
     // The target needs the device (its features); the kernels it runs are the ones reported as lowered.
-    if (o.codegen?.target === undefined) ({ built, target } = retarget(o, built, devices[0]!, (block) => buildWorkload(o, { ...wo, block })));
-    const { compiled, placed } = built;
+    if (o.codegen?.target === undefined) ({ built, placed, target } = retarget(o, built, placed, devices[0]!, (block) => buildWorkload(o, { ...wo, block })));
+    const { compiled } = built;
     const block = dotBlock(built.kernel.kernel.body);
     await o.onLowered?.({ module: compiled.module, placed });
     const open = { read: workload.outputs, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) };

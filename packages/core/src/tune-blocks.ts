@@ -4,7 +4,7 @@
  * then 128x128x16, and 64x64x32, the tile each path had before. Other devices may rank them
  * differently, which is why they are timed rather than chosen here.
  */
-import type { BlockShape, WorkloadDType, WorkloadName, WorkloadShape } from './workloads/index.js';
+import { shrinkBlock, type BlockShape, type WorkloadDType, type WorkloadName, type WorkloadShape } from './workloads/index.js';
 
 const F16_TILES: readonly BlockShape[] = [
   { m: 128, n: 128, k: 64 },
@@ -20,23 +20,6 @@ const F32_TILES: readonly BlockShape[] = [
 
 /** Only these build their tile from `block` alone; the others keep their own choice. */
 const TILED_WORKLOADS: readonly WorkloadName[] = ['ag-gemm', 'gemm-rs'];
-
-/** The smallest power of two >= x (1 for x <= 1). */
-function ceilPow2(x: number): number {
-  return x <= 1 ? 1 : 2 ** Math.ceil(Math.log2(x));
-}
-
-/**
- * `tile` shrunk the way `defaultBlock` shrinks its own: no side larger than the shape's rounded up
- * to a power of two, M and N at least 16, K at least `minK` (16 for f16: one subgroup-matrix step).
- */
-export function shrinkBlock(tile: BlockShape, shape: WorkloadShape, minK: number): BlockShape {
-  return {
-    m: Math.max(16, Math.min(tile.m, ceilPow2(shape.m))),
-    n: Math.max(16, Math.min(tile.n, ceilPow2(shape.n))),
-    k: Math.max(minK, Math.min(tile.k, ceilPow2(shape.k))),
-  };
-}
 
 export function sameBlock(a: BlockShape | undefined, b: BlockShape | undefined): boolean {
   return a === b || (a !== undefined && b !== undefined && a.m === b.m && a.n === b.n && a.k === b.k);

@@ -160,7 +160,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
   const reread = rereadTensors(chunks);
   const byTile = (c: ChunkDecl) => shape === 'tiles' && !reread.has(c.tensor) && c.region.lo.length >= 2;
   const storeCols = storeSites.map((sites, i) => (byTile(chunks[i]!) && storeRows[i] ? siteRows(module, sites, 1) : undefined));
-  const whole = (c: ChunkDecl) => ({ partRows: rowsOf(c.region)[1] - rowsOf(c.region)[0], partCols: colsOf(c.region)[1] - colsOf(c.region)[0] });
+  const whole = (c: ChunkDecl) => partCut(c, Infinity);
   const cuts = chunks.map((c, i) => {
     if (storeSites[i]!.length > 0 && !storeRows[i]) return whole(c);
     const cols = storeCols[i];

@@ -17,7 +17,7 @@ import { CONTROL, controlLayout } from '../control.js';
 import type { TensorBinding } from '../fused-kernel.js';
 import { guardToWgsl } from '../wgsl/affine.js';
 import { identifier, wholeWords, type WgslWriter } from '../wgsl/writer.js';
-import type { ChunkTable, StoreRows } from './chunk-table.js';
+import type { ChunkEntry, ChunkTable, StoreRows } from './chunk-table.js';
 import { DESCRIPTOR_WORDS, FIELD, MAX_DIMS, NO_LOCK, type ChunkDescriptors } from './descriptors.js';
 
 export interface SignalContext {
@@ -231,6 +231,11 @@ export function emitTokenWorkgroups(w: WgslWriter): void {
   });
 }
 
+/** The loop over the row parts `p` of `e` that rows [r0, r1) meet (`lo`: the chunk's first row); `also` ANDs into its test. */
+function rowPartLoop(e: ChunkEntry, lo: number, also = ''): string {
+  return `for (var p = (r0 - ${lo}) / ${e.partRows}; ${also}r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++)`;
+}
+
 /**
  * On the chunk's destination rank, where the guard holds: spin until the chunk's parts are published:
  * with `rows` (what the tile reads of the chunk's tensor), only the parts those rows meet.
@@ -261,7 +266,7 @@ export function emitWait(
       }
       // With column parts, every part across the rows read (a superset of the columns read).
       const part = e.colParts > 1 ? `u32(p) * ${e.colParts}u + q` : 'u32(p)';
-      w.line(`for (var p = (r0 - ${lo}) / ${e.partRows}; ${e.colParts > 1 ? 'ok == 1u && ' : ''}r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++) {`);
+      w.line(`${rowPartLoop(e, lo, e.colParts > 1 ? 'ok == 1u && ' : '')} {`);
       if (e.colParts > 1) w.line(`  for (var q = 0u; q < ${e.colParts}u; q++) {`);
       w.line(`  if (spin_flag(${e.firstPart}u + ${part}, ${c}u, rank) == 0u) { ok = 0u; break; }`);
       if (e.colParts > 1) w.line('  }');
@@ -294,14 +299,14 @@ export function emitArrive(w: WgslWriter, ctx: SignalContext, c: number, guard: 
       w.line(`let r0 = max(${start}, ${lo});`);
       w.line(`let r1 = min(${start} + ${e.storeRows!.extent}, ${hi});`);
       if (!cols) {
-        w.line(`for (var p = (r0 - ${lo}) / ${e.partRows}; r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++) { count_requirement(${e.firstPart}u + u32(p)); }`);
+        w.line(`${rowPartLoop(e, lo)} { count_requirement(${e.firstPart}u + u32(p)); }`);
         return;
       }
       const [c0, c1] = [chunk.region.lo[1]!, chunk.region.hi[1]!];
       const colStart = affineToWgsl(cols.offset, ctx.name);
       w.line(`let k0 = max(${colStart}, ${c0});`);
       w.line(`let k1 = min(${colStart} + ${cols.extent}, ${c1});`);
-      w.block(`for (var p = (r0 - ${lo}) / ${e.partRows}; r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++)`, () => {
+      w.block(rowPartLoop(e, lo), () => {
         w.line(`for (var q = (k0 - ${c0}) / ${e.partCols}; k0 < k1 && q <= (k1 - 1 - ${c0}) / ${e.partCols}; q++) { count_requirement(${e.firstPart}u + u32(p * ${e.colParts} + q)); }`);
       });
     });

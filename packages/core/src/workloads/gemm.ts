@@ -28,33 +28,27 @@ function ceilPow2(x: number): number {
   return x <= 1 ? 1 : 2 ** Math.ceil(Math.log2(x));
 }
 
-function clamp(x: number, lo: number, hi: number): number {
-  return Math.min(hi, Math.max(lo, x));
+/**
+ * `tile` shrunk for a small shape: no side larger than the shape's rounded up to a power of two, M and
+ * N at least 16, K at least `minK`.
+ */
+export function shrinkBlock(tile: BlockShape, shape: WorkloadShape, minK: number): BlockShape {
+  const side = (t: number, s: number, min: number) => Math.max(min, Math.min(t, ceilPow2(s)));
+  return { m: side(tile.m, shape.m, 16), n: side(tile.n, shape.n, 16), k: side(tile.k, shape.k, minK) };
 }
 
-/**
- * 64x64x32 tiles, shrunk for small shapes so a tile never exceeds the shape rounded up to a power of
- * two: `m`, `n` from {16, 32, 64}, `k` from {8, 16, 32}.
- */
+/** 64x64x32 tiles, shrunk for small shapes: `m`, `n` from {16, 32, 64}, `k` from {8, 16, 32}. */
 export function defaultBlock(shape: WorkloadShape): BlockShape {
-  return {
-    m: clamp(ceilPow2(shape.m), 16, 64),
-    n: clamp(ceilPow2(shape.n), 16, 64),
-    k: clamp(ceilPow2(shape.k), 8, 32),
-  };
+  return shrinkBlock({ m: 64, n: 64, k: 32 }, shape, 8);
 }
 
 /**
  * The tile where the dots lower to subgroup matrices (tensor cores): 128x128x64, shrunk for small
- * shapes like `defaultBlock` (K at least one 16-deep matrix). The fastest tile the compiler emitted on
- * the H100 at 4096³ and 8192³ (benchmarks/gemm.md: 112 and 118 TFLOP/s against 63 and 64 for 64x64x32).
+ * shapes (K at least one 16-deep matrix). The fastest tile the compiler emitted on the H100 at 4096³
+ * and 8192³ (benchmarks/gemm.md: 112 and 118 TFLOP/s against 63 and 64 for 64x64x32).
  */
 export function tensorCoreBlock(shape: WorkloadShape): BlockShape {
-  return {
-    m: clamp(ceilPow2(shape.m), 16, 128),
-    n: clamp(ceilPow2(shape.n), 16, 128),
-    k: clamp(ceilPow2(shape.k), 16, 64),
-  };
+  return shrinkBlock({ m: 128, n: 128, k: 64 }, shape, 16);
 }
 
 /** Checks what both GEMM workloads need; throws `UsageError` naming the first problem. */
