@@ -11,11 +11,13 @@
  *   ceiling  no memory traffic in the loop: FM×FN MMAs on matrices loaded once, as many as a 4096³
  *            GEMM does: the most subgroupMatrixMultiplyAccumulate gives through Dawn on this GPU.
  *
+ * `prefetch: false` stages each step's words straight through (no registers live across the MMAs).
+ *
  * Every variant is checked before timing: exact on small integers (512×512×256), then the timed
  * kernel itself at 4096³ on uniform [-1, 1) f16 data, its output compared on sampled rows with a
  * CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
  *
- *   node dist/gemm-sweep.mjs [--set default|focus|next] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
+ *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
  *                            writes gemm-sweep.json; --emulate [--exact 128x128x64]: checks on lavapipe;
  *                            --print SIZE: the WGSL of the first selected variant for SIZE³
  */
@@ -37,6 +39,8 @@ export interface Variant {
   readonly pad?: number;
   readonly ku?: number;
   readonly swizzle?: boolean;
+  /** staged: false loads each step's words after the barrier and stores them at once (no registers live across the MMAs). */
+  readonly prefetch?: boolean;
 }
 
 const tileOf = (v: Variant) => ({ bm: v.sm * v.fm * 16, bn: v.sn * v.fn * 16 });
@@ -44,7 +48,7 @@ const tileOf = (v: Variant) => ({ bm: v.sm * v.fm * 16, bn: v.sn * v.fn * 16 });
 export function variantName(v: Variant): string {
   const { bm, bn } = tileOf(v);
   const extra = v.kind === 'staged' ? `x${v.bk} pad${v.pad ?? 8}` : v.kind === 'direct' ? ` ku${v.ku ?? 1}` : '';
-  return `${v.kind} ${bm}x${bn}${extra} sg${v.sm}x${v.sn} f${v.fm}x${v.fn}${v.swizzle === false ? ' rowmajor-order' : ''}`;
+  return `${v.kind} ${bm}x${bn}${extra} sg${v.sm}x${v.sn} f${v.fm}x${v.fn}${v.swizzle === false ? ' rowmajor-order' : ''}${v.prefetch === false ? ' no-prefetch' : ''}`;
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -204,7 +208,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   const decls = `var<workgroup> sh_a: array<f16, ${stages * aSize}>;\nvar<workgroup> sh_b: array<f16, ${stages * bSize}>;\n`;
   const regs = [...range(aPer).map((q) => `var ra${q}: vec4<u32>;`), ...range(bPer).map((q) => `var rb${q}: vec4<u32>;`)].join(' ');
   const loop =
-    stages === 2
+    v.prefetch === false
+      ? stages === 2
+        ? `for (var s = 0u; s < ${steps}u; s++) {
+    let cur = s % 2u;
+    if (s + 1u < ${steps}u) {
+    ${fetch('(s + 1u)')}
+    ${put('(1u - cur)')}
+    }
+    ${compute('cur')}
+    workgroupBarrier();
+  }`
+        : `for (var s = 0u; s < ${steps}u; s++) {
+    ${compute('0u')}
+    workgroupBarrier();
+    if (s + 1u < ${steps}u) {
+    ${fetch('(s + 1u)')}
+    ${put('0u')}
+    }
+    workgroupBarrier();
+  }`
+      : stages === 2
       ? `for (var s = 0u; s < ${steps}u; s++) {
     let cur = s % 2u;
     let more = s + 1u < ${steps}u;
@@ -429,6 +453,15 @@ export interface SweepOptions {
   readonly repeat?: boolean;
 }
 
+/**
+ * 2026-11-25: registers against occupancy. The best tiles with and without the register prefetch
+ * (32 registers of words live across every step's MMAs at 128x128x64); run once per Dawn toggle set.
+ */
+export function occupancyVariants(): Variant[] {
+  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number, prefetch = true): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8, ...(!prefetch && { prefetch }) });
+  return [staged(4, 2, 2, 4, 64), staged(4, 2, 2, 4, 64, false), staged(4, 2, 2, 4, 32, false), staged(2, 4, 4, 4, 16), staged(2, 4, 4, 4, 16, false), staged(4, 2, 4, 4, 32, false)];
+}
+
 /** Call 2: around call 1's winners (staged, 8 subgroups), K steps of 16–64, pads, 512 invocations; the MMA ceiling first. */
 export function focusVariants(): Variant[] {
   const staged = (sm: number, sn: number, fm: number, fn: number, bk: number, pad = 8): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad });
@@ -528,7 +561,8 @@ export async function settledTimes(time: (runs: number) => Promise<number[]>) {
 const isMain = process.argv[1] !== undefined && /gemm-sweep\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
   const { values } = parseArgs({ options: { only: { type: 'string' }, size: { type: 'string' }, exact: { type: 'string' }, emulate: { type: 'boolean' }, set: { type: 'string' }, repeat: { type: 'boolean' }, out: { type: 'string' }, print: { type: 'string' } } });
-  const all = values.set === 'focus' ? focusVariants() : values.set === 'next' ? nextVariants() : defaultVariants();
+  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants };
+  const all = (sets[values.set ?? ''] ?? defaultVariants)();
   const only = values.only?.split(',');
   const variants = only ? all.filter((v) => only.some((o) => variantName(v).includes(o))) : all;
   if (values.print) {

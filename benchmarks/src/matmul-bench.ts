@@ -171,7 +171,7 @@ export async function matmulTiles(tiles: readonly { block: Block; subgroups?: re
         timings.push({ tile: name(t), ...r });
       }
     }
-    return { adapter: device.adapterInfo, target: target ?? 'simt', checks, timings };
+    return { adapter: { ...device.adapterInfo, toggles: device.toggles }, target: target ?? 'simt', checks, timings };
   } finally {
     device.close();
   }
@@ -220,8 +220,19 @@ export async function matmulBench(args: { quick?: boolean; checksOnly?: boolean;
 const isMain = process.argv[1] !== undefined && /matmul(-bench)?\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean' }, 'checks-only': { type: 'boolean' }, out: { type: 'string' }, target: { type: 'string' }, block: { type: 'string' }, subgroups: { type: 'string' }, tiles: { type: 'string' }, sizes: { type: 'string' } },
+    options: { quick: { type: 'boolean' }, 'checks-only': { type: 'boolean' }, out: { type: 'string' }, target: { type: 'string' }, block: { type: 'string' }, subgroups: { type: 'string' }, tiles: { type: 'string' }, sizes: { type: 'string' }, 'print-wgsl': { type: 'string' } },
   });
+  if (values['print-wgsl']) {
+    // The emitted kernel's WGSL at SIZE³ for --block/--subgroups under the H100's 16x16x16 f16 → f32
+    // matrices (no device needed): what the device ran, to read beside gemm-sweep --print.
+    const n = Number(values['print-wgsl']);
+    const [m, nn, k] = (values.block ?? '128x128x64').split('x').map(Number);
+    const sg = values.subgroups?.split('x').map(Number) ?? [4, 2];
+    const config = { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 } as const;
+    const { fused } = fusedGemm({ m: n, n, k: n }, { m: m!, n: nn!, k: k! }, 'f16', { target: { config, subgroupSize: 32, workgroupBytes: 49152, subgroups: [sg[0]!, sg[1]!] } });
+    console.log(fused.wgsl);
+    process.exit();
+  }
   if (values.tiles) {
     const tiles = values.tiles.split(',').map((t) => {
       const [b, g] = t.split(':');

@@ -26,7 +26,7 @@ export function runReportRows(r: RunReport): [string, string][] {
     ['verified', r.verified ? 'yes' : 'NO'],
     ['max abs error', String(r.maxAbsError)],
     ['fused', `${formatMs(r.fusedMs)} ms (${r.timing})`],
-    ['adapter', r.adapter],
+    ['adapter', r.adapter + (r.robustness ? '' : ' (no bounds checks)')],
   ];
 }
 

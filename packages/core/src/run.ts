@@ -6,7 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { emitFusedKernel, emitPlacedKernels, type CodegenOptions, type DeviceView, type FusedKernel, type PlacedKernels } from '@syncopate/backends';
-import { openDevices, openGpu, placeRanks, requestDevice, type DeviceHandle, type RunResult } from '@syncopate/runtime';
+import { hasRobustness, openDevices, openGpu, placeRanks, requestDevice, type DeviceHandle, type OpenGpuOptions, type RunResult } from '@syncopate/runtime';
 import { compileOrThrow, type CompiledKernel } from './compile.js';
 import { CompileError } from './errors.js';
 import { PlacedSession } from './placed-session.js';
@@ -51,8 +51,8 @@ export async function runFused(
 }
 
 /** Opens the first adapter and a device with what the runs need. */
-export async function openDevice(): Promise<DeviceHandle> {
-  return requestDevice(await openGpu(), { requiredLimits: 'adapter-max' });
+export async function openDevice(gpu: OpenGpuOptions = {}): Promise<DeviceHandle> {
+  return requestDevice(await openGpu(gpu), { requiredLimits: 'adapter-max' });
 }
 
 /** The adapter a run used, as reports and the tune cache name it: `NVIDIA H100 ... (x2)` for two devices. */
@@ -287,7 +287,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const sample = o.verifyRows === undefined ? undefined : rowSample(outputRows, o.verifyRows);
   const expected = check ? workload.reference(wo, inputs, sample) : undefined;
   const given = o.handles ?? (o.device ? [o.device] : undefined);
-  const devices = given ?? (await openDevices(placed.devices.length, { device: { requiredLimits: 'adapter-max' } }));
+  const devices = given ?? (await openDevices(placed.devices.length, { device: { requiredLimits: 'adapter-max' }, ...(o.robustness === false && { gpu: { robustness: false } }) }));
   let target: 'simt' | 'subgroup-matrix' = o.codegen?.target === undefined || o.codegen.target === 'simt' ? 'simt' : 'subgroup-matrix';
   try {
     // The target needs the device (its features); the kernels it runs are the ones reported as lowered.
@@ -342,6 +342,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       ...(commMs ? { commMs } : {}),
       phases: placed.devices.map((d) => d.kernel.phases.length),
       adapter: adapterLabel(devices[0]!, placed.devices.length),
+      robustness: hasRobustness(devices[0]!.toggles),
     };
   } finally {
     if (!given) devices.forEach((d) => d.close());

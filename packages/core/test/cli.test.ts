@@ -234,6 +234,7 @@ describe('syncopate run', () => {
     phases: [1],
     timing: 'timestamp-query',
     adapter: 'llvmpipe (LLVM 19.1.7, 256 bits)',
+    robustness: true,
   };
 
   it('passes the options to runWorkload and prints its report; exit code 1 when not verified', async () => {
@@ -251,6 +252,10 @@ describe('syncopate run', () => {
       seed: 5,
       target: 'auto',
     });
+    vi.mocked(runWorkload).mockResolvedValueOnce({ ...report, robustness: false });
+    const unchecked = await cli('run', 'gemm-rs', '--no-robustness');
+    expect(unchecked.out).toMatch(/^adapter +llvmpipe .* \(no bounds checks\)$/m);
+    expect(vi.mocked(runWorkload)).toHaveBeenLastCalledWith(expect.objectContaining({ workload: 'gemm-rs', robustness: false }));
     const wrong = { ...report, verified: false, maxAbsError: 4 };
     vi.mocked(runWorkload).mockResolvedValueOnce(wrong);
     const failed = await cli('run', 'gemm-rs', '--json');

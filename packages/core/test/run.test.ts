@@ -50,6 +50,16 @@ describe('chunks moved in many parts', () => {
   }, 120_000);
 });
 
+describe('without Dawn bounds checks', () => {
+  it('opens its own device with disable_robustness, stays exact on edge tiles and says so in the report', async () => {
+    const checked = await runWorkload({ ...base, workload: 'gemm-rs', ranks: 3, shape: { m: 100, n: 72, k: 40 }, device });
+    expect(checked.robustness).toBe(true);
+    const report = await runWorkload({ ...base, workload: 'gemm-rs', ranks: 3, shape: { m: 100, n: 72, k: 40 }, robustness: false });
+    expect(report.robustness).toBe(false);
+    expect(report.maxAbsError).toBe(0);
+  }, 120_000);
+});
+
 describe('faults', () => {
   it('a chunk that is never published ends in a typed timeout naming it and the rank, not a hang', async () => {
     const run = runWorkload({

@@ -27,6 +27,14 @@ export interface OpenGpuOptions {
    * Node only.
    */
   readonly tensorCores?: boolean;
+  /**
+   * Keep Dawn's bounds checks on shader memory accesses (default true). `false` sets Dawn's
+   * `disable_robustness`: an out-of-bounds access is then undefined, as in CUDA. syncopate's kernels
+   * guard their own edges (the fuzz and edge tests check them), and on the H100 the emitted f16 GEMM ran
+   * 1.29x faster without the checks (benchmarks/gemm.md); every WGSL module on such a device must be
+   * trusted to stay in bounds. Node only.
+   */
+  readonly robustness?: boolean;
 }
 
 /** The Dawn features `tensorCores` enables (DESIGN.md, facts: tensor cores from WGSL). */
@@ -52,6 +60,8 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuHandle> 
   if (options.tensorCores ?? true) {
     for (const feature of TENSOR_CORE_FEATURES) toggles = withDawnFeature(toggles, 'enable', feature);
   }
+  if (options.robustness === false) toggles = withDawnFeature(toggles, 'enable', 'disable_robustness');
+  if (isNode) toggles = withEnvironmentFeatures(toggles, process.env);
   const powerPreference = options.powerPreference;
   if (!isNode) {
     const gpu = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
@@ -68,6 +78,26 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuHandle> 
     instances.set(key, gpu);
   }
   return { gpu, environment: 'node', toggles, ...(powerPreference && { powerPreference }) };
+}
+
+/** Whether a device from an instance with these toggles bounds-checks shader memory accesses. */
+export function hasRobustness(toggles: readonly string[]): boolean {
+  return !toggles.some((t) => t.startsWith('enable-dawn-features=') && t.slice(21).split(',').includes('disable_robustness'));
+}
+
+/**
+ * Dawn features named by `SYNCOPATE_DAWN_ENABLE` and `SYNCOPATE_DAWN_DISABLE` (comma lists, e.g.
+ * `disable_robustness`), merged into the instance's options: how a benchmark tries a Dawn toggle on
+ * every device a run opens without a code change. Reports list the toggles a device had.
+ */
+export function withEnvironmentFeatures(toggles: readonly string[], env: Record<string, string | undefined>): string[] {
+  let merged = [...toggles];
+  for (const [how, name] of [['enable', 'SYNCOPATE_DAWN_ENABLE'], ['disable', 'SYNCOPATE_DAWN_DISABLE']] as const) {
+    for (const feature of (env[name] ?? '').split(',').map((f) => f.trim())) {
+      if (feature !== '') merged = withDawnFeature(merged, how, feature);
+    }
+  }
+  return merged;
 }
 
 /** Dawn reads each `key=value` option once, so a feature to disable joins the caller's own list. */

@@ -19,6 +19,7 @@ export {
   SUBGROUP_MATRIX_FEATURE,
   TENSOR_CORE_FEATURES,
   withDawnFeature,
+  hasRobustness,
   type SubgroupMatrixConfig,
   type GpuHandle,
   type OpenGpuOptions,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withDisabledFeature } from '../src/gpu.js';
+import { withDisabledFeature, withEnvironmentFeatures } from '../src/gpu.js';
 import { LimitExceededError, requestDevice, type DeviceHandle } from '../src/index.js';
 import { gpuHandle, hasWebGPU } from './webgpu.js';
 
@@ -77,5 +77,16 @@ describe('withDisabledFeature', () => {
     expect(withDisabledFeature(['disable-dawn-features=timestamp_quantization'], feature)).toEqual([
       'disable-dawn-features=timestamp_quantization',
     ]);
+  });
+});
+
+describe('withEnvironmentFeatures', () => {
+  it('merges SYNCOPATE_DAWN_ENABLE and _DISABLE into the one enable and one disable option Dawn reads', () => {
+    const env = { SYNCOPATE_DAWN_ENABLE: 'disable_robustness, dump_shaders', SYNCOPATE_DAWN_DISABLE: 'use_vulkan_memory_model' };
+    expect(withEnvironmentFeatures(['enable-dawn-features=allow_unsafe_apis', 'disable-dawn-features=timestamp_quantization'], env)).toEqual([
+      'enable-dawn-features=allow_unsafe_apis,disable_robustness,dump_shaders',
+      'disable-dawn-features=timestamp_quantization,use_vulkan_memory_model',
+    ]);
+    expect(withEnvironmentFeatures(['a'], {})).toEqual(['a']);
   });
 });

@@ -90,6 +90,7 @@ const OPTIONS = {
   trace: { type: 'string' },
   'dump-wgsl': { type: 'string' },
   target: { type: 'string' },
+  'no-robustness': { type: 'boolean' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -98,8 +99,8 @@ export type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends '
 const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'order'];
 const ALLOWED: Record<'compile' | 'run' | 'bench' | 'tune', readonly OptionName[]> = {
   compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan', 'dump-wgsl', 'target'],
-  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl', 'target'],
-  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out', 'trace', 'tuned'],
+  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl', 'target', 'no-robustness'],
+  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out', 'trace', 'tuned', 'no-robustness'],
   tune: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup'],
 };
 const COMMANDS = ['compile', 'run', 'bench', 'tune', 'help'] as const;
@@ -237,6 +238,7 @@ function runCommand(workload: Workload, v: Values): RunCommand {
       seed: integer('seed', v.seed, 0, 0xffffffff) ?? DEFAULT_SEED,
       ...(devices === undefined ? {} : { devices }),
       ...(ranksPerDevice === undefined ? {} : { ranksPerDevice }),
+      ...(v['no-robustness'] && { robustness: false }),
     },
     json: v.json ?? false,
     ...optional('trace', fileName('trace', v.trace)),

@@ -25,6 +25,8 @@ export interface SweepOptions {
   readonly devices: number | undefined;
   readonly ranksPerDevice: number | undefined;
   readonly seed: number;
+  /** false (`--no-robustness`): the devices skip Dawn's bounds checks (`OpenGpuOptions.robustness`). */
+  readonly robustness?: boolean;
   readonly runs: number;
   readonly warmup: number;
   readonly json: boolean;
@@ -95,6 +97,7 @@ export function benchCommand(name: string | undefined, v: Values): BenchCommand 
     out: fileName('out', v.out, 'a directory name'),
     trace: fileName('trace', v.trace),
     tuned: tuned(v),
+    ...(v['no-robustness'] && { robustness: false }),
   };
 }
 
@@ -115,6 +118,7 @@ export function configurations(cmd: SweepOptions): RunOptions[] {
     seed: cmd.seed,
     ...(cmd.devices === undefined ? {} : { devices: cmd.devices }),
     ...(cmd.ranksPerDevice === undefined ? {} : { ranksPerDevice: cmd.ranksPerDevice }),
+    ...(cmd.robustness === false && { robustness: false }),
   }));
 }
 

@@ -36,7 +36,7 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
   if (cmd.trace !== undefined) checkTraceFile(cmd.trace);
   const limits = await adapterBufferLimits();
   if (limits !== undefined) for (const r of runs) checkRunFits(r, limits);
-  const handles: DeviceHandle[] = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' } });
+  const handles: DeviceHandle[] = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' }, ...(cmd.robustness === false && { gpu: { robustness: false } }) });
   const reports: BenchReport[] = [];
   if (cmd.tuned) {
     const tuned: RunOptions[] = [];

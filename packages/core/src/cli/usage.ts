@@ -62,6 +62,9 @@ run:
                             through the host (peer-copy), chunks within one stay on the GPU
   --ranks-per-device K      ranks on each device (default: ranks / devices, rounded up)
   --seed S                  seed of the inputs, 0 to 4294967295 (default ${DEFAULT_SEED})
+  --no-robustness           open the devices without Dawn's bounds checks on shader memory (an
+                            out-of-bounds access is undefined; the compiler's kernels guard their
+                            edges); the report says which ran
   --json                    print the report as a JSON object
   --dump-wgsl DIR           before running, write each device's WGSL (device-0.wgsl, device-1.wgsl,
                             ...) and plan.json into DIR, creating it
@@ -69,7 +72,7 @@ run:
                             (ui.perfetto.dev, chrome://tracing) of each device's dispatches per rank,
                             the transfers between devices and the host's waits for them
 
-bench (also --ranks, --m --n --k, --dtype, --devices, --ranks-per-device, --seed; a shape option
+bench (also --ranks, --m --n --k, --dtype, --devices, --ranks-per-device, --seed, --no-robustness; a shape option
 applies to every workload, which otherwise keeps its defaults):
   --order O1,O2,...         tile orders to compare (default chunk-arrival): a tile-order ablation
   --chunks-per-rank C1,...  chunk counts to compare (default 1): a chunk-size sweep

@@ -33,6 +33,8 @@ export interface RunOptions {
   readonly devices?: number;
   /** Ranks on each device (default: ranks / devices, rounded up). */
   readonly ranksPerDevice?: number;
+  /** false: the devices the run opens skip Dawn's bounds checks (`OpenGpuOptions.robustness`). */
+  readonly robustness?: boolean;
 }
 
 export interface RunReport {
@@ -63,4 +65,6 @@ export interface RunReport {
   readonly commMs?: Summary;
   /** The adapter's description, e.g. `llvmpipe (LLVM 19.1.7, 256 bits)`. */
   readonly adapter: string;
+  /** Whether Dawn bounds-checked the kernels' memory accesses (false: `disable_robustness`). */
+  readonly robustness: boolean;
 }
