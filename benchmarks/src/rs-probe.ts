@@ -15,7 +15,10 @@
  * --repeat N runs the verified variants (fused, fused-rows) N times each: a race shows as a run that
  * does not match the reference.
  *
- *   node dist/rs-probe.mjs [--workload gemm-rs|gemv-ar] [--size 4096 | --shape MxNxK] [--ranks 2,4] [--dtype f16] [--repeat 1] [--out DIR]
+ * --reduction one-shot: the one-shot reduce-scatter (gemm-rs) or all-reduce (gemv-ar) instead of the ring.
+ *
+ *   node dist/rs-probe.mjs [--workload gemm-rs|gemv-ar] [--size 4096 | --shape MxNxK] [--ranks 2,4] [--dtype f16]
+ *                          [--reduction ring|one-shot] [--repeat 1] [--out DIR]
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,21 +28,22 @@ import { openDevices } from '@syncopate/runtime';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { workload: { type: 'string' }, size: { type: 'string' }, shape: { type: 'string' }, ranks: { type: 'string' }, dtype: { type: 'string' }, repeat: { type: 'string' }, out: { type: 'string' } },
+    options: { workload: { type: 'string' }, size: { type: 'string' }, shape: { type: 'string' }, ranks: { type: 'string' }, dtype: { type: 'string' }, repeat: { type: 'string' }, out: { type: 'string' }, reduction: { type: 'string' } },
   });
   const workload = (values.workload ?? 'gemm-rs') as 'gemm-rs' | 'gemv-ar';
   const size = Number(values.size ?? 4096);
   const given = values.shape?.split('x').map(Number);
   const repeat = Number(values.repeat ?? 1);
   const dtype = (values.dtype ?? 'f16') as 'f16' | 'f32';
+  const reduction = (values.reduction ?? 'ring') as 'ring' | 'one-shot';
   const out = values.out ?? process.env['OUT'] ?? '.';
   mkdirSync(out, { recursive: true });
   const [device] = await openDevices(1, { device: { requiredLimits: 'adapter-max' } });
   try {
     for (const ranks of (values.ranks ?? '2,4').split(',').map(Number)) {
       const shape = given ? { m: given[0]!, n: given[1]!, k: given[2]! } : { m: size, n: size, k: size / ranks };
-      const base: RunWorkloadOptions = { workload, ranks, shape, dtype, order: 'chunk-arrival', backend: 'auto', seed: 1, device: device!, timedRuns: 10, warmupRuns: 10, warmupBusyMs: WARMUP_BUSY_MS, verifyRows: 16 };
-      const built = getWorkload(workload).build({ ranks, shape, dtype });
+      const base: RunWorkloadOptions = { workload, ranks, shape, dtype, reduction, order: 'chunk-arrival', backend: 'auto', seed: 1, device: device!, timedRuns: 10, warmupRuns: 10, warmupBusyMs: WARMUP_BUSY_MS, verifyRows: 16 };
+      const built = getWorkload(workload).build({ ranks, shape, dtype, reduction });
       const chunks = compileOrThrow(built.kernel, built.plan).module.chunks.map((c) => c.value.name);
       const variants: [string, RunWorkloadOptions][] = [
         ['fused', base],
@@ -52,7 +56,7 @@ async function main(): Promise<void> {
         const checked = o.verify !== false && !o.withoutTransfers;
         for (let run = 0; run < (checked ? repeat : 1); run++) {
           const r = await runWorkload(o);
-          const line = { workload, variant, ranks, shape, dtype, target: r.target, block: r.block, ms: r.timings, timing: r.timing, verified: checked ? r.verified : null, maxAbsError: checked ? r.maxAbsError : null };
+          const line = { workload, variant, reduction, ranks, shape, dtype, target: r.target, block: r.block, ms: r.timings, timing: r.timing, verified: checked ? r.verified : null, maxAbsError: checked ? r.maxAbsError : null };
           console.log(JSON.stringify(line));
           appendFileSync(join(out, 'rs-probe.jsonl'), `${JSON.stringify(line)}\n`);
         }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { buildModule, gemmKernel, mul, type ChunkPlan, type Module } from '@syncopate/ir';
-import { alignChunksPass, allReduce, attachPlan, insertBarriers, oneShotReduceScatter, reorderTiles, ringAllGather, ringReduceScatter, runPipeline } from '@syncopate/passes';
+import { alignChunksPass, allReduce, attachPlan, insertBarriers, oneShotAllGather, oneShotReduceScatter, reorderTiles, ringAllGather, ringReduceScatter, runPipeline } from '@syncopate/passes';
 import { chunkTable, emitFusedKernel, PART_ELEMENTS, partsStoredBy } from '../src/index.js';
 import { chunkDescriptors, DESCRIPTOR_WORDS, FIELD } from '../src/gpu-signal/descriptors.js';
 
@@ -87,7 +87,7 @@ describe('chunk table', () => {
     }
   });
 
-  it('an all-reduce keeps row parts: its all-gather rewrites regions its reduce-scatter read (stale on the H100 with a part per tile)', () => {
+  it('a ring all-reduce keeps row parts: its all-gather forwards regions it rewrote over what its reduce-scatter read (stale on the H100 with a part per tile)', () => {
     const module = lowered(
       gemmKernel({ m: 128, n: 64, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }),
       allReduce({ ranks: 4, tensor: { name: 'C', shape: [128, 64] }, axis: 0 }),
@@ -99,6 +99,11 @@ describe('chunk table', () => {
       ringReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [128, 64] }, axis: 0 }),
     );
     expect(chunkTable(rs).entries.every((e) => e.colParts === 2)).toBe(true);
+    // A one-shot all-reduce rewrites the regions its adds read but never reads them again: a part per tile.
+    const options = { ranks: 4, tensor: { name: 'C', shape: [128, 64] }, axis: 0 } as const;
+    const oneShot: ChunkPlan = { name: 'one-shot all-reduce', ranks: 4, chunks: [...oneShotReduceScatter(options).chunks, ...oneShotAllGather(options).chunks.map((c) => ({ ...c, step: 1 }))] };
+    const table = chunkTable(lowered(gemmKernel({ m: 128, n: 64, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }), oneShot));
+    expect(table.entries.every((e) => e.colParts === 2)).toBe(true);
   });
 
   it('one-shot reduce-scatter: the adds into one shard are merged, counted on one lead part and summed by it, no lock', () => {

@@ -113,17 +113,20 @@ function partCut(chunk: ChunkDecl, partElements: number, tile?: { rows: number; 
 }
 
 /**
- * Tensors where a chunk writes a region of a rank that a chunk of an earlier step read there (its
- * source, or a reduce-add's target): an all-reduce's all-gather overwriting what its reduce-scatter
- * read. WGSL has no device-scope fence, and on the H100 a workgroup publishing such a rewritten
- * region read stale data when parts were a tile each (fused gemv-ar wrong in 3 of 6 runs,
- * benchmarks/README.md); the bigger row parts never were, so these tensors keep them.
+ * Tensors where a region of a rank is read by a chunk (its source, or a reduce-add's target), then
+ * rewritten by a later chunk, then read again by a chunk after that: a ring all-reduce's all-gather
+ * forwarding what it wrote over what its reduce-scatter read. WGSL has no device-scope fence, and on
+ * the H100 a workgroup forwarding such a region read stale data when parts were a tile each (fused
+ * ring gemv-ar wrong in 3 of 6 runs, benchmarks/README.md); the bigger row parts never were, so these
+ * tensors keep them. A one-shot all-reduce rewrites regions but never reads them again.
  */
 function rereadTensors(chunks: readonly ChunkDecl[]): Set<string> {
   const reads = (a: ChunkDecl, rank: number) => a.src === rank || (a.kind === 'reduce-add' && a.dst === rank);
   const tensors = new Set<string>();
   for (const b of chunks) {
-    if (chunks.some((a) => a.tensor === b.tensor && a.step < b.step && reads(a, b.dst) && intersect(a.region, b.region))) tensors.add(b.tensor);
+    const rewrite = chunks.some((a) => a.tensor === b.tensor && a.step < b.step && reads(a, b.dst) && intersect(a.region, b.region));
+    const readAgain = chunks.some((c) => c.tensor === b.tensor && c.step > b.step && reads(c, b.dst) && intersect(c.region, b.region));
+    if (rewrite && readAgain) tensors.add(b.tensor);
   }
   return tensors;
 }
