@@ -17,7 +17,7 @@ export const BLOCK_K = [8, 16, 32] as const;
 export const BLOCK_K_F16 = [...BLOCK_K, 64] as const;
 
 /**
- * The reduction gemm-rs and gemv-ar use unless told (see `WorkloadOptions.reduction`). Ring: on the
+ * The reduction gemm-rs uses unless told (see `WorkloadOptions.reduction`). Ring: on the
  * H100 its fused kernel beat the one-shot one on every gemm-rs row measured (benchmarks/README.md,
  * reduce-scatter section).
  */

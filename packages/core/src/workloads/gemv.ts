@@ -10,10 +10,10 @@
 import { buildModule, mul, partialSum, replicated, shardRange, type ChunkPlan, type Module } from '@syncopate/ir';
 import { allReduce, oneShotAllGather, oneShotReduceScatter, type TemplateOptions } from '@syncopate/passes';
 import { checkMatrixOptions, checkRank, UsageError } from './errors.js';
-import { BLOCK_K, BLOCK_MN, DEFAULT_REDUCTION } from './gemm.js';
+import { BLOCK_K, BLOCK_MN } from './gemm.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
-import type { BlockShape, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
+import type { BlockShape, ReductionPlan, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
 
 /** Tile heights for the batch: a power of two up to 128 (a GEMV's batch is usually 1-16). */
 export const GEMV_BLOCK_M = [1, 2, 4, 8, 16, 32, 64, 128] as const;
@@ -36,6 +36,14 @@ export function defaultGemvBlock(shape: WorkloadShape, ranks: number): BlockShap
   };
 }
 
+
+/**
+ * gemv-ar's reduction unless told: one-shot. Its all-gather never reads again a region it rewrote, so
+ * its parts can be a tile each (gpu-signal chunk-table.ts), where the ring's must stay row slices: on the
+ * H100 (f32, 4 ranks, 16x8192x8192) the fused one-shot kernel ran 0.277 ms, verified in 6 of 6 runs, the
+ * fused ring 0.538 (benchmarks/README.md, 2026-11-25).
+ */
+export const GEMV_DEFAULT_REDUCTION: ReductionPlan = 'one-shot';
 
 /**
  * All-reduce in two steps: every rank adds its partial of shard d into rank d (step 0), then every
@@ -111,7 +119,7 @@ export const gemvAr: Workload = {
     const kernel = gemvKernel(o, block);
     const { m, n } = o.shape;
     const collective = { ranks: o.ranks, tensor: { name: 'Y', shape: [m, n] }, axis: 1, chunksPerRank: o.chunksPerRank ?? 1 };
-    const plan = (o.reduction ?? DEFAULT_REDUCTION) === 'ring' ? allReduce(collective) : oneShotAllReduce(collective);
+    const plan = (o.reduction ?? GEMV_DEFAULT_REDUCTION) === 'ring' ? allReduce(collective) : oneShotAllReduce(collective);
     return { kernel, plan };
   },
   inputs(o, seed) {

@@ -27,7 +27,7 @@ export interface WorkloadOptions {
   /** Each rank's shard moves as this many chunks (default 1). */
   readonly chunksPerRank?: number;
   /**
-   * gemm-rs, gemv-ar: how the partial sums are reduced (default `ring`). `ring`: R − 1 steps, each
+   * gemm-rs, gemv-ar: how the partial sums are reduced (default `ring` for gemm-rs, `one-shot` for gemv-ar). `ring`: R − 1 steps, each
    * rank adding its partial and forwarding the sum, so the adds into a shard run one after another.
    * `one-shot`: every rank adds its partial straight into the owner; where the ranks share a device
    * the adds into a shard merge into one pass by the last tile to finish (backends gpu-signal
