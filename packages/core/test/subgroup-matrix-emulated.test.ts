@@ -75,6 +75,8 @@ describe('the subgroup-matrix GEMM, emulated on the software adapter', () => {
     ['fewer words than invocations', { m: 32, n: 32, k: 16, block: [16, 16, 8], target: emulated({ M: 4, N: 4, K: 4 }, { subgroups: [2, 4] }) }],
     // Odd K and N: rows not 16-byte aligned, so every tile is copied element by element and C goes through the scratch.
     ['odd K and N: element copies, every store masked', { m: 37, n: 23, k: 19, block: [16, 16, 8], target: emulated({ M: 4, N: 4, K: 4 }) }],
+    // Every tile inside, proved at compile time: no edge path, no runtime test, no store scratch; 4 K steps.
+    ['every tile inside: no edge path', { m: 32, n: 48, k: 32, block: [16, 16, 8], target: emulated({ M: 4, N: 4, K: 4 }) }],
     // Matrices narrower than tall (as the H100's 16x8x16): B's matrices are 4x2, the subgroup grid differs.
     ['a 4x2x4 configuration', { m: 20, n: 22, k: 12, block: [16, 16, 8], target: emulated({ M: 4, N: 2, K: 4 }) }],
   ];
@@ -85,6 +87,9 @@ describe('the subgroup-matrix GEMM, emulated on the software adapter', () => {
     expect(wgsl).not.toContain('subgroupMatrixLoad');
     // Rows of whole words: inside tiles come through the views.
     if (c.k % 8 === 0 && c.n % 8 === 0) expect(wgsl).toContain('= v4_A[');
+    const wholeStores = c.m % c.block[0] === 0 && c.n % c.block[1] === 0;
+    expect(wgsl.includes('sh_spill'), 'the store scratch only where a tile of C may cross an edge').toBe(!wholeStores);
+    expect(wgsl.includes('inside'), 'a runtime inside test only where a staged tile may cross an edge').toBe(!(wholeStores && c.k % c.block[2] === 0));
     let worst = 0;
     for (let i = 0; i < want.length; i++) worst = Math.max(worst, Number.isNaN(got[i]!) ? Infinity : Math.abs(got[i]! - want[i]!));
     expect(worst).toBe(0);

@@ -19,6 +19,7 @@ import {
   type ReduceOp,
   type Module,
   type Op,
+  type StoreOp,
   type TileValue,
   type Value,
 } from '@syncopate/ir';
@@ -36,6 +37,7 @@ import { kernelLayout, type KernelLayout, type ThreadLayout } from './layout.js'
 import { identifier, wholeWords, WgslWriter } from './writer.js';
 import { resolveTarget, type MatmulTarget } from './matmul-strategy.js';
 import { stagedTile, SubgroupMatrixEmitter, subgroupMatrixLayout, vec4Views, type Vec4View } from './subgroup-matrix.js';
+import { alwaysInside, valueRanges, type ValueRange } from './static-bounds.js';
 
 export interface CodegenOptions {
   /**
@@ -128,6 +130,8 @@ class KernelEmitter {
   private readonly signal: SignalContext;
   /** The subgroup-matrix path, when the layout chose it. */
   private readonly sgm: SubgroupMatrixEmitter | undefined;
+  /** The values program ids and constant-bounded loop variables take (static-bounds.ts). */
+  private readonly ranges: Map<number, ValueRange>;
   /** Loops around the op being emitted. */
   private loopDepth = 0;
 
@@ -142,6 +146,7 @@ class KernelEmitter {
     private readonly views: readonly Vec4View[] = [],
   ) {
     this.uses = countUses(module.kernel.body);
+    this.ranges = valueRanges(module);
     this.sgm = layout.matrix && new SubgroupMatrixEmitter(this.w, layout.matrix);
     this.t = layout.threads;
     this.tensors = new Map(tensors.map((t) => [t.name, t]));
@@ -301,8 +306,25 @@ class KernelEmitter {
     w.line('struct WorkgroupWords { u: u32, pending_count: u32, unused: vec2<u32> }');
     w.line('var<workgroup> wg: WorkgroupWords;');
     this.sharedArrays();
-    this.sgm?.declarations();
+    this.sgm?.declarations(this.matrixStores().some((op) => !this.wholeStore(op)));
     w.line();
+  }
+
+  /** The stores of subgroup-matrix accumulators. */
+  private matrixStores(): StoreOp[] {
+    const stores: StoreOp[] = [];
+    const visit = (ops: readonly Op[]) =>
+      ops.forEach((op) => {
+        if (op.op === 'store' && this.layout.matrix?.matrices.has(op.value.id)) stores.push(op);
+        if (op.op === 'for') visit(op.body);
+      });
+    visit(this.module.kernel.body);
+    return stores;
+  }
+
+  /** A store proved inside its tensor for every workgroup (static-bounds.ts): no edge path, no scratch. */
+  private wholeStore(op: StoreOp): boolean {
+    return alwaysInside(op.offsets, op.value.type.shape, this.tensors.get(op.tensor)!.shape, this.ranges);
   }
 
   private tilesPerRank(): number {
@@ -392,7 +414,7 @@ class KernelEmitter {
           const [rows, cols] = t.shape as [number, number];
           const [bm, bn] = op.value.type.shape as [number, number];
           const at = (row: string, col: string) => this.at(t, row, col);
-          w.block('', () => this.sgm!.store(this.name(op.value.id), ref, this.affine(op.offsets[0]!), this.affine(op.offsets[1]!), rows, cols, bm, bn, at));
+          w.block('', () => this.sgm!.store(this.name(op.value.id), ref, this.affine(op.offsets[0]!), this.affine(op.offsets[1]!), rows, cols, bm, bn, at, this.wholeStore(op)));
           return;
         }
         this.forElements(op.value, (i, j) => {
@@ -633,13 +655,17 @@ class KernelEmitter {
     // one into workgroup memory, then fetches the next iteration's while it computes.
     // The subgroup-matrix path double-buffers in workgroup memory instead (subgroup-matrix.ts).
     const next = new Map([[op.inductionVar.id, `(${iv} + ${op.step})`]]);
-    const sgmLoop = this.sgm && staged.length > 0 ? this.sgm.loopBefore(staged.map((l) => this.stagedTile(l, new Map([[op.inductionVar.id, this.affine(op.lower)]])))) : undefined;
+    // Where the bounds are constants: the first step's tiles at the lower bound, the next step's over the rest.
+    const all = this.ranges.get(op.inductionVar.id);
+    const firstRange = all && { ...all, last: all.first };
+    const nextRange = all && { ...all, first: Math.min(all.first + op.step, all.last) };
+    const sgmLoop = this.sgm && staged.length > 0 ? this.sgm.loopBefore(staged.map((l) => this.stagedTile(l, new Map([[op.inductionVar.id, this.affine(op.lower)]]), firstRange && [op.inductionVar.id, firstRange]))) : undefined;
     if (staged.length > 0 && sgmLoop === undefined) this.prefetch(staged, new Map([[op.inductionVar.id, this.affine(op.lower)]]));
     w.block(`for (var ${iv}: i32 = ${this.affine(op.lower)}; ${iv} < ${this.affine(op.upper)}; ${iv} += ${op.step})`, () => {
       if (sgmLoop !== undefined) {
         staged.forEach((l) => this.alias(l.result.id, identifier('sh_', l.result.name)));
         const step = `u32((${iv} - ${this.affine(op.lower)}) / ${op.step})`;
-        this.sgm!.loopStepStart(sgmLoop, step, `${iv} + ${op.step} < ${this.affine(op.upper)}`, staged.map((l) => this.stagedTile(l, next)));
+        this.sgm!.loopStepStart(sgmLoop, step, `${iv} + ${op.step} < ${this.affine(op.upper)}`, staged.map((l) => this.stagedTile(l, next, nextRange && [op.inductionVar.id, nextRange])));
       } else if (staged.length > 0) {
         w.line('workgroupBarrier();');
         for (const load of staged) {
@@ -656,7 +682,7 @@ class KernelEmitter {
       this.loopDepth++;
       this.block(op.body.slice(staged.length));
       this.loopDepth--;
-      if (sgmLoop !== undefined) this.sgm!.loopStepEnd(sgmLoop, staged.map((l) => this.stagedTile(l, next)));
+      if (sgmLoop !== undefined) this.sgm!.loopStepEnd(sgmLoop, staged.map((l) => this.stagedTile(l, next, nextRange && [op.inductionVar.id, nextRange])));
       const y = op.body[op.body.length - 1];
       if (y?.op !== 'yield') return;
       y.values.forEach((v, i) => {
@@ -667,10 +693,17 @@ class KernelEmitter {
     });
   }
 
-  /** A staged load for the subgroup-matrix emitter, its offsets renamed by `substitute`. */
-  private stagedTile(load: LoadOp, substitute?: ReadonlyMap<number, string>) {
+  /**
+   * A staged load for the subgroup-matrix emitter, its offsets renamed by `substitute`; `range`
+   * narrows one loop variable's values (the step the tile is fetched for) in the proof that the
+   * tile lies inside its tensor.
+   */
+  private stagedTile(load: LoadOp, substitute?: ReadonlyMap<number, string>, range?: readonly [number, ValueRange]) {
     const view = this.views.some((v) => v.tensor === load.tensor);
-    return stagedTile(load, this.tensors.get(load.tensor)!, this.layout, (e) => this.affine(e, substitute), view);
+    const t = this.tensors.get(load.tensor)!;
+    const ranges = range ? new Map([...this.ranges, range]) : this.ranges;
+    const inside = alwaysInside(load.offsets, load.result.type.shape, t.shape, ranges, view ? 8 : 1);
+    return { ...stagedTile(load, t, this.layout, (e) => this.affine(e, substitute), view), ...(inside && { alwaysInside: true }) };
   }
 
   /** The staged loads that open a loop body and index only with values from outside it (and its variable). */

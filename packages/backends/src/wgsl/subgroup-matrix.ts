@@ -86,6 +86,8 @@ export interface StagedTile {
   readonly col0: string;
   /** The tensor's `array<vec4<u32>>` view, e.g. `v4_A`, when it has one (Vec4View). */
   readonly vec4?: string;
+  /** Proved inside the tensor (and word-aligned with a view) for every workgroup and step (static-bounds.ts): no edge path. */
+  readonly alwaysInside?: boolean;
 }
 
 /** A read-only `array<vec4<u32>>` binding of a tensor's buffer beside its own. */
@@ -308,8 +310,8 @@ export class SubgroupMatrixEmitter {
     return this.ops.entryParams;
   }
 
-  /** Module-scope constants and the store's scratch. */
-  declarations(): void {
+  /** Module-scope constants, and the edge store's scratch unless every store is proved whole (`spill` false). */
+  declarations(spill = true): void {
     const { p, w } = this;
     const { config } = p.target;
     const how = p.target.emulate ? ', emulated: every invocation holds whole matrices' : '';
@@ -318,7 +320,7 @@ export class SubgroupMatrixEmitter {
     );
     w.line(`const SG_N: u32 = ${p.sn}u;`);
     w.line(`const SUBGROUPS: u32 = ${this.subgroups}u;`);
-    w.line(`var<workgroup> sh_spill: array<${config.resultComponentType}, ${this.subgroups * p.m * p.n}>; // an edge tile's matrices on their way to C, one per subgroup`);
+    if (spill) w.line(`var<workgroup> sh_spill: array<${config.resultComponentType}, ${this.subgroups * p.m * p.n}>; // an edge tile's matrices on their way to C, one per subgroup`);
   }
 
   /** A staged tile's workgroup array: rows padded by STAGING_PAD, `stages` copies. */
@@ -370,8 +372,27 @@ export class SubgroupMatrixEmitter {
 
   /** The uniform test that `t` lies inside its tensor (and, fetched by words, starts on a word). */
   private inside(t: StagedTile): string {
+    if (t.alwaysInside) return 'true';
     const aligned = this.words(t) ? ` && (${t.col0}) % 8 == 0` : '';
     return `${t.row0} >= 0 && ${t.row0} + ${t.tile[0]} <= ${t.shape[0]} && ${t.col0} >= 0 && ${t.col0} + ${t.tile[1]} <= ${t.shape[1]}${aligned}`;
+  }
+
+  /** `body` where `cond` holds: unguarded where it is the literal `true` (a tile proved inside). */
+  private when(cond: string, body: () => void): void {
+    this.w.block(cond === 'true' ? '' : `if (${cond})`, body);
+  }
+
+  /** `body` where `cond` fails: nothing where it is the literal `true`. */
+  private unless(cond: string, body: () => void): void {
+    if (cond !== 'true') this.w.block(`if (!(${cond}))`, body);
+  }
+
+  /** A uniform let holding `inside(t)`, or the literal `true` itself. */
+  private insideLet(name: string, t: StagedTile, guard?: string): string {
+    const test = this.inside(t);
+    if (test === 'true') return 'true';
+    this.w.line(`let ${name} = ${guard ? `${guard} && ` : ''}${test};`);
+    return name;
   }
 
   private elementsPerThread(t: StagedTile): number {
@@ -426,10 +447,10 @@ export class SubgroupMatrixEmitter {
     if (words) {
       // Word v is row v / across, columns 8·(v % across) + [0, 8) of the tile; col0 is a multiple of 8 here.
       const at = `(${t.base} + (u32(${t.row0}) + v / ${words.across}u) * ${cols}u + u32(${t.col0})) / 8u + v % ${words.across}u`;
-      return void w.block(`if (${inside})`, () => this.eachWord(t, (q) => `${r.words}[${q}] = ${t.vec4}[${at}];`));
+      return void this.when(inside, () => this.eachWord(t, (q) => `${r.words}[${q}] = ${t.vec4}[${at}];`));
     }
     if (!copy) return;
-    w.block(`if (${inside})`, () => {
+    this.when(inside, () => {
       for (let q = 0; q < copy.perSubgroup; q++) {
         const [fr, fc] = this.copyOrigin(t, q);
         this.ops.load(w, `${r.matrices}[${q}]`, t.role, t.tensor, `${t.base} + u32(${t.row0}) * ${cols}u + ${fr} * ${cols}u + u32(${t.col0}) + ${fc}`, `${cols}u`);
@@ -459,17 +480,17 @@ export class SubgroupMatrixEmitter {
         [`let at = ${into} + (v / ${words.across}u) * ${stride}u + (v % ${words.across}u) * 8u;`]
           .concat(['x', 'y', 'z', 'w'].map((c, i) => `let h${c} = bitcast<vec2<f16>>(${r.words}[${q}].${c}); ${t.array}[at + ${2 * i}u] = h${c}.x; ${t.array}[at + ${2 * i + 1}u] = h${c}.y;`))
           .join(' ');
-      w.block(`if (${inside})`, () => this.eachWord(t, unpack));
-      return void w.block(`if (!(${inside}))`, scalar);
+      this.when(inside, () => this.eachWord(t, unpack));
+      return void this.unless(inside, scalar);
     }
     if (!copy) return void scalar();
-    w.block(`if (${inside})`, () => {
+    this.when(inside, () => {
       for (let q = 0; q < copy.perSubgroup; q++) {
         const [fr, fc] = this.copyOrigin(t, q);
         this.ops.store(w, t.array, t.dtype, `${into} + ${fr} * ${stride}u + ${fc}`, `${r.matrices}[${q}]`, t.role, `${stride}u`);
       }
     });
-    w.block(`if (!(${inside}))`, scalar);
+    this.unless(inside, scalar);
   }
 
   /** A staged load outside a prefetched loop: the workgroup copies it into copy 0 (barriers around it are the caller's). */
@@ -478,9 +499,9 @@ export class SubgroupMatrixEmitter {
     const { w } = this;
     w.block('', () => {
       this.declareRegisters(t, loop);
-      w.line(`let inside = ${this.inside(t)};`);
-      this.fetch(t, loop, 'inside');
-      this.put(t, loop, 'inside', '0u');
+      const inside = this.insideLet('inside', t);
+      this.fetch(t, loop, inside);
+      this.put(t, loop, inside, '0u');
     });
     this.array(t).current = '0u';
   }
@@ -496,8 +517,7 @@ export class SubgroupMatrixEmitter {
     w.line('workgroupBarrier(); // the workgroup arrays may still be read by earlier code');
     w.block('', () => {
       for (const t of first) {
-        const inside = `inside_${t.array}`;
-        w.line(`let ${inside} = ${this.inside(t)};`);
+        const inside = this.insideLet(`inside_${t.array}`, t);
         this.fetch(t, loop, inside);
         this.put(t, loop, inside, '0u');
       }
@@ -514,14 +534,12 @@ export class SubgroupMatrixEmitter {
     const { w } = this;
     w.line(`let step_${loop} = ${step};`);
     w.line(`let has_next_${loop} = ${hasNext};`);
-    for (const t of next) {
+    const inside = next.map((t) => {
       const a = this.array(t);
       a.current = this.p.stages === 2 ? `(step_${loop} % 2u) * ${a.size}u` : '0u';
-      w.line(`let inside_next_${t.array}_${loop} = has_next_${loop} && ${this.inside(t)};`);
-    }
-    w.block(`if (has_next_${loop})`, () => {
-      for (const t of next) this.fetch(t, loop, `inside_next_${t.array}_${loop}`);
+      return this.insideLet(`inside_next_${t.array}_${loop}`, t, `has_next_${loop}`);
     });
+    w.block(`if (has_next_${loop})`, () => next.forEach((t, i) => this.fetch(t, loop, inside[i]!)));
   }
 
   /**
@@ -535,7 +553,7 @@ export class SubgroupMatrixEmitter {
       for (const t of next) {
         const a = this.array(t);
         const into = this.p.stages === 2 ? `((step_${loop} + 1u) % 2u) * ${a.size}u` : '0u';
-        this.put(t, loop, `inside_next_${t.array}_${loop}`, into);
+        this.put(t, loop, this.inside(t) === 'true' ? 'true' : `inside_next_${t.array}_${loop}`, into);
       }
     });
     w.line('workgroupBarrier();');
@@ -570,7 +588,7 @@ export class SubgroupMatrixEmitter {
    * Stores the accumulator at (`row0`, `col0`) of a [rows, cols] tensor. `at(row, col)` is the element
    * index of the rank's copy; `bm`×`bn` the tile.
    */
-  store(acc: string, ref: string, row0: string, col0: string, rows: number, cols: number, bm: number, bn: number, at: (row: string, col: string) => string): void {
+  store(acc: string, ref: string, row0: string, col0: string, rows: number, cols: number, bm: number, bn: number, at: (row: string, col: string) => string, alwaysWhole = false): void {
     const { p, w } = this;
     const result: MatrixRole = 'result';
     const scalar = p.target.config.resultComponentType;
@@ -579,9 +597,10 @@ export class SubgroupMatrixEmitter {
     // Straight to C only where C's rows start 16-byte aligned (a matrix store's rows are wide accesses).
     const direct = (cols * (scalar === 'f16' ? 2 : 4)) % 16 === 0;
     // Workgroup-uniform (from the tables), so the edge path may use barriers.
-    w.line(`let whole = ${direct ? `row0 >= 0 && row0 + ${bm} <= ${rows} && col0 >= 0 && col0 + ${bn} <= ${cols}` : 'false'};`);
+    const whole = direct && alwaysWhole ? 'true' : 'whole';
+    if (whole !== 'true') w.line(`let whole = ${direct ? `row0 >= 0 && row0 + ${bm} <= ${rows} && col0 >= 0 && col0 + ${bn} <= ${cols}` : 'false'};`);
     if (direct) {
-      w.block('if (whole)', () => {
+      this.when(whole, () => {
         for (let i = 0; i < p.fm; i++) {
           for (let j = 0; j < p.fn; j++) {
             const offset = at(`row0 + i32(sg_row + ${i * p.m}u)`, `col0 + i32(sg_col + ${j * p.n}u)`);
@@ -590,7 +609,7 @@ export class SubgroupMatrixEmitter {
         }
       });
     }
-    w.block('if (!whole)', () => {
+    this.unless(whole, () => {
       // Each subgroup parks one matrix at a time; the workgroup writes the elements inside C.
       const size = p.m * p.n;
       for (let i = 0; i < p.fm; i++) {

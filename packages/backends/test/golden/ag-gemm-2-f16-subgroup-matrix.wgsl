@@ -34,7 +34,6 @@ var<workgroup> sh_b: array<f16, 1280>; // 2 x 16x32, rows padded to 40
 // Subgroup matrices 16x16x16 (f16 -> f32): 1x1 subgroups of 32, each 2x2 matrices; 2 staging copies.
 const SG_N: u32 = 1u;
 const SUBGROUPS: u32 = 1u;
-var<workgroup> sh_spill: array<f32, 256>; // an edge tile's matrices on their way to C, one per subgroup
 
 const SPIN_LIMIT: u32 = 4194304u;
 const PARTS: u32 = 2u;
@@ -217,57 +216,33 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   var pv_b_0: array<vec4<u32>, 2>;
   workgroupBarrier(); // the workgroup arrays may still be read by earlier code
   {
-    let inside_sh_a = 32 * v_pm >= 0 && 32 * v_pm + 32 <= 128 && 0 >= 0 && 0 + 16 <= 64;
-    if (inside_sh_a) {
+    {
       pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 0u) / 1u * 16u * 64u + u32(0) + (sg_id + 0u) % 1u * 16u, 64u);
       pm_a_0[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 1u) / 1u * 16u * 64u + u32(0) + (sg_id + 1u) % 1u * 16u, 64u);
     }
-    if (inside_sh_a) {
+    {
       subgroupMatrixStore<row_major>(&sh_a, 0u + (sg_id + 0u) / 1u * 16u * 24u + (sg_id + 0u) % 1u * 16u, pm_a_0[0], 24u);
       subgroupMatrixStore<row_major>(&sh_a, 0u + (sg_id + 1u) / 1u * 16u * 24u + (sg_id + 1u) % 1u * 16u, pm_a_0[1], 24u);
     }
-    if (!(inside_sh_a)) {
-      for (var p = 0u; p < 16u; p++) {
-        let e = lid + p * WORKGROUP_SIZE;
-        let row = 32 * v_pm + i32(e / 16u);
-        let col = 0 + i32(e % 16u);
-        var x = f16(0);
-        if (row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
-        if (e < 512u) { sh_a[0u + (e / 16u) * 24u + e % 16u] = x; }
-      }
-    }
-    let inside_sh_b = 0 >= 0 && 0 + 16 <= 64 && 32 * v_pn >= 0 && 32 * v_pn + 32 <= 64 && (32 * v_pn) % 8 == 0;
-    if (inside_sh_b) {
+    {
       { let v = lid + 0u; pv_b_0[0] = v4_B[(rank * 4096u + (u32(0) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
       { let v = lid + 32u; pv_b_0[1] = v4_B[(rank * 4096u + (u32(0) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
     }
-    if (inside_sh_b) {
+    {
       { let v = lid + 0u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
       { let v = lid + 32u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[1].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[1].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[1].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[1].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
-    }
-    if (!(inside_sh_b)) {
-      for (var p = 0u; p < 16u; p++) {
-        let e = lid + p * WORKGROUP_SIZE;
-        let row = 0 + i32(e / 32u);
-        let col = 32 * v_pn + i32(e % 32u);
-        var x = f16(0);
-        if (row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
-        if (e < 512u) { sh_b[0u + (e / 32u) * 40u + e % 32u] = x; }
-      }
     }
   }
   workgroupBarrier();
   for (var v_k: i32 = 0; v_k < 64; v_k += 16) {
     let step_0 = u32((v_k - 0) / 16);
     let has_next_0 = v_k + 16 < 64;
-    let inside_next_sh_a_0 = has_next_0 && 32 * v_pm >= 0 && 32 * v_pm + 32 <= 128 && (v_k + 16) >= 0 && (v_k + 16) + 16 <= 64;
-    let inside_next_sh_b_0 = has_next_0 && (v_k + 16) >= 0 && (v_k + 16) + 16 <= 64 && 32 * v_pn >= 0 && 32 * v_pn + 32 <= 64 && (32 * v_pn) % 8 == 0;
     if (has_next_0) {
-      if (inside_next_sh_a_0) {
+      {
         pm_a_0[0] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 0u) / 1u * 16u * 64u + u32((v_k + 16)) + (sg_id + 0u) % 1u * 16u, 64u);
         pm_a_0[1] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&t_A, rank * 8192u + u32(32 * v_pm) * 64u + (sg_id + 1u) / 1u * 16u * 64u + u32((v_k + 16)) + (sg_id + 1u) % 1u * 16u, 64u);
       }
-      if (inside_next_sh_b_0) {
+      {
         { let v = lid + 0u; pv_b_0[0] = v4_B[(rank * 4096u + (u32((v_k + 16)) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
         { let v = lid + 32u; pv_b_0[1] = v4_B[(rank * 4096u + (u32((v_k + 16)) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
       }
@@ -287,33 +262,13 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     }
     // yield %d
     if (has_next_0) {
-      if (inside_next_sh_a_0) {
+      {
         subgroupMatrixStore<row_major>(&sh_a, ((step_0 + 1u) % 2u) * 768u + (sg_id + 0u) / 1u * 16u * 24u + (sg_id + 0u) % 1u * 16u, pm_a_0[0], 24u);
         subgroupMatrixStore<row_major>(&sh_a, ((step_0 + 1u) % 2u) * 768u + (sg_id + 1u) / 1u * 16u * 24u + (sg_id + 1u) % 1u * 16u, pm_a_0[1], 24u);
       }
-      if (!(inside_next_sh_a_0)) {
-        for (var p = 0u; p < 16u; p++) {
-          let e = lid + p * WORKGROUP_SIZE;
-          let row = 32 * v_pm + i32(e / 16u);
-          let col = (v_k + 16) + i32(e % 16u);
-          var x = f16(0);
-          if (row >= 0 && row < 128 && col >= 0 && col < 64) { x = t_A[rank * 8192u + u32(row) * 64u + u32(col)]; }
-          if (e < 512u) { sh_a[((step_0 + 1u) % 2u) * 768u + (e / 16u) * 24u + e % 16u] = x; }
-        }
-      }
-      if (inside_next_sh_b_0) {
+      {
         { let v = lid + 0u; let at = ((step_0 + 1u) % 2u) * 640u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
         { let v = lid + 32u; let at = ((step_0 + 1u) % 2u) * 640u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[1].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[1].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[1].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[1].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
-      }
-      if (!(inside_next_sh_b_0)) {
-        for (var p = 0u; p < 16u; p++) {
-          let e = lid + p * WORKGROUP_SIZE;
-          let row = (v_k + 16) + i32(e / 32u);
-          let col = 32 * v_pn + i32(e % 32u);
-          var x = f16(0);
-          if (row >= 0 && row < 64 && col >= 0 && col < 64) { x = t_B[rank * 4096u + u32(row) * 64u + u32(col)]; }
-          if (e < 512u) { sh_b[((step_0 + 1u) % 2u) * 640u + (e / 32u) * 40u + e % 32u] = x; }
-        }
       }
     }
     workgroupBarrier();
@@ -322,50 +277,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   {
     let row0 = 32 * v_pm;
     let col0 = 32 * v_pn;
-    let whole = row0 >= 0 && row0 + 32 <= 128 && col0 >= 0 && col0 + 32 <= 64;
-    if (whole) {
+    {
       subgroupMatrixStore<row_major>(&t_C, rank * 8192u + u32(row0 + i32(sg_row + 0u)) * 64u + u32(col0 + i32(sg_col + 0u)), v_acc_it[0], 64u);
       subgroupMatrixStore<row_major>(&t_C, rank * 8192u + u32(row0 + i32(sg_row + 0u)) * 64u + u32(col0 + i32(sg_col + 16u)), v_acc_it[1], 64u);
       subgroupMatrixStore<row_major>(&t_C, rank * 8192u + u32(row0 + i32(sg_row + 16u)) * 64u + u32(col0 + i32(sg_col + 0u)), v_acc_it[2], 64u);
       subgroupMatrixStore<row_major>(&t_C, rank * 8192u + u32(row0 + i32(sg_row + 16u)) * 64u + u32(col0 + i32(sg_col + 16u)), v_acc_it[3], 64u);
-    }
-    if (!whole) {
-      workgroupBarrier();
-      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[0], 16u);
-      workgroupBarrier();
-      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
-        let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 32u + 0u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
-        if (row >= 0 && row < 128 && col >= 0 && col < 64) { t_C[rank * 8192u + u32(row) * 64u + u32(col)] = sh_spill[e]; }
-      }
-      workgroupBarrier();
-      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[1], 16u);
-      workgroupBarrier();
-      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
-        let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 32u + 0u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
-        if (row >= 0 && row < 128 && col >= 0 && col < 64) { t_C[rank * 8192u + u32(row) * 64u + u32(col)] = sh_spill[e]; }
-      }
-      workgroupBarrier();
-      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[2], 16u);
-      workgroupBarrier();
-      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
-        let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 32u + 16u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 0u + e % 16u);
-        if (row >= 0 && row < 128 && col >= 0 && col < 64) { t_C[rank * 8192u + u32(row) * 64u + u32(col)] = sh_spill[e]; }
-      }
-      workgroupBarrier();
-      subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[3], 16u);
-      workgroupBarrier();
-      for (var e = lid; e < SUBGROUPS * 256u; e += WORKGROUP_SIZE) {
-        let s = e / 256u;
-        let row = row0 + i32((s / SG_N) * 32u + 16u + (e % 256u) / 16u);
-        let col = col0 + i32((s % SG_N) * 32u + 16u + e % 16u);
-        if (row >= 0 && row < 128 && col >= 0 && col < 64) { t_C[rank * 8192u + u32(row) * 64u + u32(col)] = sh_spill[e]; }
-      }
     }
   }
 }

@@ -314,7 +314,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 16u)) * 136u + u32(col0 + i32(sg_col + 32u)), v_acc_it[6], 136u);
       subgroupMatrixStore<row_major>(&t_C, rank * 27200u + u32(row0 + i32(sg_row + 16u)) * 136u + u32(col0 + i32(sg_col + 48u)), v_acc_it[7], 136u);
     }
-    if (!whole) {
+    if (!(whole)) {
       workgroupBarrier();
       subgroupMatrixStore<row_major>(&sh_spill, sg_id * 256u, v_acc_it[0], 16u);
       workgroupBarrier();
