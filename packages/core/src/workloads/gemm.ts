@@ -15,6 +15,8 @@ export const BLOCK_MN = [16, 32, 64, 128] as const;
 export const BLOCK_K = [8, 16, 32] as const;
 /** f16 also takes 64-deep steps, the tensor-core tile's (two 64-deep f32 tiles overflow workgroup memory). */
 export const BLOCK_K_F16 = [...BLOCK_K, 64] as const;
+/** f16 tiles may also be 256 wide, the tensor-core tile's 128x256x16. */
+export const BLOCK_MN_F16 = [...BLOCK_MN, 256] as const;
 
 /**
  * The reduction gemm-rs uses unless told (see `WorkloadOptions.reduction`). Ring: on the
@@ -43,12 +45,13 @@ export function defaultBlock(shape: WorkloadShape): BlockShape {
 }
 
 /**
- * The tile where the dots lower to subgroup matrices (tensor cores): 128x128x64, shrunk for small
- * shapes (K at least one 16-deep matrix). The fastest tile the compiler emitted on the H100 at 4096³
- * and 8192³ (benchmarks/gemm.md: 112 and 118 TFLOP/s against 63 and 64 for 64x64x32).
+ * The tile where the dots lower to subgroup matrices (tensor cores): 128x256x16, shrunk for small
+ * shapes (K at least one 16-deep matrix). The fastest tile the compiler emitted on the H100 once tiles
+ * proved inside lost their edge path: 237.6 TFLOP/s at 8192³ and 224.1 at 4096³, against 205.1 and
+ * 195.9 for 128x128x64 (benchmarks/gemm.md, 2026-11-25 call 7).
  */
 export function tensorCoreBlock(shape: WorkloadShape): BlockShape {
-  return shrinkBlock({ m: 128, n: 128, k: 64 }, shape, 16);
+  return shrinkBlock({ m: 128, n: 256, k: 16 }, shape, 16);
 }
 
 /** Checks what both GEMM workloads need; throws `UsageError` naming the first problem. */
@@ -58,10 +61,10 @@ export function validateGemmOptions(workload: string, o: WorkloadOptions): Block
     throw new UsageError(`${workload}: M = ${o.shape.m} is smaller than the ${o.ranks} ranks; every rank needs at least one row`);
   }
   const block = o.block ?? defaultBlock(o.shape);
-  const ok = (BLOCK_MN as readonly number[]).includes(block.m) && (BLOCK_MN as readonly number[]).includes(block.n);
+  const sides: readonly number[] = o.dtype === 'f16' ? BLOCK_MN_F16 : BLOCK_MN;
   const ks: readonly number[] = o.dtype === 'f16' ? BLOCK_K_F16 : BLOCK_K;
-  if (!ok || !ks.includes(block.k)) {
-    throw new UsageError(`block ${block.m}x${block.n}x${block.k}: m and n must be one of ${BLOCK_MN.join(', ')}, k one of ${ks.join(', ')} for ${o.dtype}`);
+  if (!sides.includes(block.m) || !sides.includes(block.n) || !ks.includes(block.k)) {
+    throw new UsageError(`block ${block.m}x${block.n}x${block.k}: m and n must be one of ${sides.join(', ')}, k one of ${ks.join(', ')} for ${o.dtype}`);
   }
   return block;
 }
