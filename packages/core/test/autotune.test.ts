@@ -58,7 +58,7 @@ describe('tuneBlocks', () => {
   const tile = (m: number, n: number, k: number): BlockShape => ({ m, n, k });
 
   it('lists the workload default, then the tiles measured fastest on the H100', () => {
-    expect(tuneBlocks('ag-gemm', big, 'f16')).toEqual([undefined, tile(128, 128, 64), tile(128, 128, 32), tile(64, 64, 32)]);
+    expect(tuneBlocks('ag-gemm', big, 'f16')).toEqual([undefined, tile(128, 128, 64), tile(128, 256, 16), tile(128, 128, 32), tile(64, 64, 32)]);
     expect(tuneBlocks('gemm-rs', big, 'f32')).toEqual([undefined, tile(128, 128, 8), tile(128, 128, 16), tile(64, 64, 32)]);
   });
 
@@ -68,11 +68,11 @@ describe('tuneBlocks', () => {
 
   it('shrinks each tile to the shape like defaultBlock, and drops those that become the same', () => {
     expect(tuneBlocks('ag-gemm', { m: 64, n: 32, k: 32 }, 'f32')).toEqual([undefined, tile(64, 32, 8), tile(64, 32, 16), tile(64, 32, 32)]);
-    expect(tuneBlocks('ag-gemm', { m: 100, n: 72, k: 40 }, 'f16')).toEqual([undefined, tile(128, 128, 64), tile(128, 128, 32), tile(64, 64, 32)]);
+    expect(tuneBlocks('ag-gemm', { m: 100, n: 72, k: 40 }, 'f16')).toEqual([undefined, tile(128, 128, 64), tile(128, 128, 16), tile(128, 128, 32), tile(64, 64, 32)]);
     // K at least one 16-deep matrix for f16, 8 for f32; M and N at least 16
     expect(tuneBlocks('gemm-rs', { m: 4, n: 8, k: 4 }, 'f16')).toEqual([undefined, tile(16, 16, 16)]);
     expect(tuneBlocks('gemm-rs', { m: 4, n: 8, k: 4 }, 'f32')).toEqual([undefined, tile(16, 16, 8)]);
-    expect(tuneBlocks('ag-gemm', { m: 32, n: 4096, k: 16 }, 'f16')).toEqual([undefined, tile(32, 128, 16), tile(32, 64, 16)]);
+    expect(tuneBlocks('ag-gemm', { m: 32, n: 4096, k: 16 }, 'f16')).toEqual([undefined, tile(32, 128, 16), tile(32, 256, 16), tile(32, 64, 16)]);
   });
 });
 

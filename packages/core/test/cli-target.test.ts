@@ -17,9 +17,9 @@ describe('syncopate compile --target', () => {
     expect(r.out).toContain('enable chromium_experimental_subgroup_matrix;');
     expect(r.out).toMatch(/subgroupMatrixMultiplyAccumulate/);
     expect(r.out).toMatch(/subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>/);
-    // The workload's tensor-core tile (128x256x16 shrunk to 128x64x16 at this shape), as run takes it on a device with them.
+    // The workload's tensor-core tile (128x64x64 at this shape), as run takes it on a device with them.
     expect(r.out).toMatch(/\/\/ 2 ranks x \d+ tiles of 128x64,/);
-    expect(r.out).toContain('var<workgroup> sh_a: array<f16, 6144>; // 2 x 128x16, rows padded to 24');
+    expect(r.out).toContain('var<workgroup> sh_a: array<f16, 9216>; // 1 x 128x64, rows padded to 72');
   });
 
   it('prints the SIMT WGSL with --target simt, the same as without --target', async () => {
@@ -59,7 +59,7 @@ describe('syncopate run --target', () => {
     expect(r.code).toBe(0);
     const report = JSON.parse(r.out) as { target: string; block: unknown; verified: boolean; maxAbsError: number };
     expect(report.target).toBe('simt');
-    // SIMT keeps the workload's default tile, not its tensor-core one (128x256x16, shrunk to the shape).
+    // SIMT keeps the workload's default tile, not its tensor-core one (128x128x64, shrunk to the shape).
     expect(report.block).toEqual(defaultBlock(shape));
     expect(report.maxAbsError).toBe(0);
   }, 60_000);

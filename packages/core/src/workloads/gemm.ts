@@ -45,13 +45,14 @@ export function defaultBlock(shape: WorkloadShape): BlockShape {
 }
 
 /**
- * The tile where the dots lower to subgroup matrices (tensor cores): 128x256x16, shrunk for small
- * shapes (K at least one 16-deep matrix). The fastest tile the compiler emitted on the H100 once tiles
- * proved inside lost their edge path: 237.6 TFLOP/s at 8192³ and 224.1 at 4096³, against 205.1 and
- * 195.9 for 128x128x64 (benchmarks/gemm.md, 2026-11-25 call 7).
+ * The tile where the dots lower to subgroup matrices (tensor cores): 128x128x64, shrunk for small
+ * shapes (K at least one 16-deep matrix). On the H100 128x256x16 ran the square GEMM faster (237.6
+ * against 205.1 TFLOP/s at 8192³) but the workloads' own GEMMs slower (gemm-rs, 4 ranks, 4096x4096x1024
+ * a rank: 0.993 ms of compute against 0.697), so it is the tuner's to pick (benchmarks/gemm.md,
+ * 2026-11-25 calls 7 and 8).
  */
 export function tensorCoreBlock(shape: WorkloadShape): BlockShape {
-  return shrinkBlock({ m: 128, n: 256, k: 16 }, shape, 16);
+  return shrinkBlock({ m: 128, n: 128, k: 64 }, shape, 16);
 }
 
 /** Checks what both GEMM workloads need; throws `UsageError` naming the first problem. */
