@@ -37,7 +37,7 @@ import { kernelLayout, type KernelLayout, type ThreadLayout } from './layout.js'
 import { identifier, wholeWords, WgslWriter } from './writer.js';
 import { resolveTarget, type MatmulTarget } from './matmul-strategy.js';
 import { stagedTile, SubgroupMatrixEmitter, subgroupMatrixLayout, vec4Views, type Vec4View } from './subgroup-matrix.js';
-import { alwaysInside, valueRanges, type ValueRange } from './static-bounds.js';
+import { alwaysInside, alwaysMultipleOf, valueRanges, type ValueRange } from './static-bounds.js';
 
 export interface CodegenOptions {
   /**
@@ -703,7 +703,8 @@ class KernelEmitter {
     const t = this.tensors.get(load.tensor)!;
     const ranges = range ? new Map([...this.ranges, range]) : this.ranges;
     const inside = alwaysInside(load.offsets, load.result.type.shape, t.shape, ranges, view ? 8 : 1);
-    return { ...stagedTile(load, t, this.layout, (e) => this.affine(e, substitute), view), ...(inside && { alwaysInside: true }) };
+    const aligned = view && alwaysMultipleOf(load.offsets[1]!, ranges, 8);
+    return { ...stagedTile(load, t, this.layout, (e) => this.affine(e, substitute), view), ...(inside && { alwaysInside: true }), ...(aligned && { alwaysWordAligned: true }) };
   }
 
   /** The staged loads that open a loop body and index only with values from outside it (and its variable). */

@@ -40,6 +40,17 @@ export function valueRanges(module: Module): Map<number, ValueRange> {
   return ranges;
 }
 
+/** Whether `e` is a multiple of `m` for every value in `ranges` (false where it uses a value without one). */
+export function alwaysMultipleOf(e: AffineExpr, ranges: ValueRanges, m: number): boolean {
+  return (
+    e.constant % m === 0 &&
+    e.terms.every((t) => {
+      const r = ranges.get(t.value.id);
+      return r !== undefined && (t.coeff * r.first) % m === 0 && (t.coeff * r.step) % m === 0;
+    })
+  );
+}
+
 /**
  * Whether the `extent` tile at `offsets` lies inside `shape` for every value in `ranges` (false where
  * an offset uses a value without a range) and, with `multipleOf`, its last offset is always a multiple
@@ -52,7 +63,5 @@ export function alwaysInside(offsets: readonly AffineExpr[], extent: readonly nu
     const [lo, hi] = affineRange(o, bounds);
     return lo >= 0 && hi + extent[axis]! <= shape[axis]!;
   });
-  const last = offsets[offsets.length - 1]!;
-  const aligned = last.constant % multipleOf === 0 && last.terms.every((t) => (t.coeff * ranges.get(t.value.id)!.first) % multipleOf === 0 && (t.coeff * ranges.get(t.value.id)!.step) % multipleOf === 0);
-  return inside && aligned;
+  return inside && alwaysMultipleOf(offsets[offsets.length - 1]!, ranges, multipleOf);
 }

@@ -88,6 +88,8 @@ export interface StagedTile {
   readonly vec4?: string;
   /** Proved inside the tensor (and word-aligned with a view) for every workgroup and step (static-bounds.ts): no edge path. */
   readonly alwaysInside?: boolean;
+  /** With a view: the first column proved a multiple of 8 for every workgroup and step (starts on a word). */
+  readonly alwaysWordAligned?: boolean;
 }
 
 /** A read-only `array<vec4<u32>>` binding of a tensor's buffer beside its own. */
@@ -370,11 +372,15 @@ export class SubgroupMatrixEmitter {
     return { across, total, perThread: Math.ceil(total / (this.subgroups * this.p.subgroupSize)) };
   }
 
-  /** The uniform test that `t` lies inside its tensor (and, fetched by words, starts on a word). */
+  /**
+   * The uniform test that `t` takes the fast path: fetched by words, that it starts on a word (the
+   * words are masked at the tensor's edges); by matrices, that it lies inside its tensor.
+   */
   private inside(t: StagedTile): string {
     if (t.alwaysInside) return 'true';
-    const aligned = this.words(t) ? ` && (${t.col0}) % 8 == 0` : '';
-    return `${t.row0} >= 0 && ${t.row0} + ${t.tile[0]} <= ${t.shape[0]} && ${t.col0} >= 0 && ${t.col0} + ${t.tile[1]} <= ${t.shape[1]}${aligned}`;
+    // Rows of whole words: a tile that starts on a word is fetched by words, each masked at the edges.
+    if (this.words(t)) return t.alwaysWordAligned ? 'true' : `(${t.col0}) % 8 == 0`;
+    return `${t.row0} >= 0 && ${t.row0} + ${t.tile[0]} <= ${t.shape[0]} && ${t.col0} >= 0 && ${t.col0} + ${t.tile[1]} <= ${t.shape[1]}`;
   }
 
   /** `body` where `cond` holds: unguarded where it is the literal `true` (a tile proved inside). */
@@ -445,9 +451,15 @@ export class SubgroupMatrixEmitter {
     const words = this.words(t);
     const [, cols] = t.shape;
     if (words) {
-      // Word v is row v / across, columns 8·(v % across) + [0, 8) of the tile; col0 is a multiple of 8 here.
+      // Word v is row v / across, columns 8·(v % across) + [0, 8) of the tile; col0 is a multiple of 8 here,
+      // and so is the row length: a word lies wholly inside the tensor or wholly outside (zeros).
       const at = `(${t.base} + (u32(${t.row0}) + v / ${words.across}u) * ${cols}u + u32(${t.col0})) / 8u + v % ${words.across}u`;
-      return void this.when(inside, () => this.eachWord(t, (q) => `${r.words}[${q}] = ${t.vec4}[${at}];`));
+      const [rows] = t.shape;
+      const load = (q: number) =>
+        t.alwaysInside
+          ? `${r.words}[${q}] = ${t.vec4}[${at}];`
+          : `let r = ${t.row0} + i32(v / ${words.across}u); let c = ${t.col0} + i32(8u * (v % ${words.across}u)); ${r.words}[${q}] = vec4<u32>(); if (r >= 0 && r < ${rows} && c >= 0 && c < ${cols}) { ${r.words}[${q}] = ${t.vec4}[${at}]; }`;
+      return void this.when(inside, () => this.eachWord(t, load));
     }
     if (!copy) return;
     this.when(inside, () => {

@@ -178,59 +178,35 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   var pv_b_0: array<vec4<u32>, 2>;
   workgroupBarrier(); // the workgroup arrays may still be read by earlier code
   {
-    let inside_sh_a = 128 * v_pm >= 0 && 128 * v_pm + 128 <= 200 && 0 >= 0 && 0 + 32 <= 80 && (0) % 8 == 0;
-    if (inside_sh_a) {
-      { let v = lid + 0u; pv_a_0[0] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32(0)) / 8u + v % 4u]; }
-      { let v = lid + 256u; pv_a_0[1] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32(0)) / 8u + v % 4u]; }
+    {
+      { let v = lid + 0u; let r = 128 * v_pm + i32(v / 4u); let c = 0 + i32(8u * (v % 4u)); pv_a_0[0] = vec4<u32>(); if (r >= 0 && r < 200 && c >= 0 && c < 80) { pv_a_0[0] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32(0)) / 8u + v % 4u]; } }
+      { let v = lid + 256u; let r = 128 * v_pm + i32(v / 4u); let c = 0 + i32(8u * (v % 4u)); pv_a_0[1] = vec4<u32>(); if (r >= 0 && r < 200 && c >= 0 && c < 80) { pv_a_0[1] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32(0)) / 8u + v % 4u]; } }
     }
-    if (inside_sh_a) {
+    {
       { let v = lid + 0u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_a_0[0].x); sh_a[at + 0u] = hx.x; sh_a[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_a_0[0].y); sh_a[at + 2u] = hy.x; sh_a[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_a_0[0].z); sh_a[at + 4u] = hz.x; sh_a[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_a_0[0].w); sh_a[at + 6u] = hw.x; sh_a[at + 7u] = hw.y; }
       { let v = lid + 256u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_a_0[1].x); sh_a[at + 0u] = hx.x; sh_a[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_a_0[1].y); sh_a[at + 2u] = hy.x; sh_a[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_a_0[1].z); sh_a[at + 4u] = hz.x; sh_a[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_a_0[1].w); sh_a[at + 6u] = hw.x; sh_a[at + 7u] = hw.y; }
     }
-    if (!(inside_sh_a)) {
-      for (var p = 0u; p < 16u; p++) {
-        let e = lid + p * WORKGROUP_SIZE;
-        let row = 128 * v_pm + i32(e / 32u);
-        let col = 0 + i32(e % 32u);
-        var x = f16(0);
-        if (row >= 0 && row < 200 && col >= 0 && col < 80) { x = t_A[rank * 16000u + u32(row) * 80u + u32(col)]; }
-        if (e < 4096u) { sh_a[0u + (e / 32u) * 40u + e % 32u] = x; }
-      }
+    {
+      { let v = lid + 0u; let r = 0 + i32(v / 16u); let c = 128 * v_pn + i32(8u * (v % 16u)); pv_b_0[0] = vec4<u32>(); if (r >= 0 && r < 80 && c >= 0 && c < 136) { pv_b_0[0] = v4_B[(rank * 10880u + (u32(0) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; } }
+      { let v = lid + 256u; let r = 0 + i32(v / 16u); let c = 128 * v_pn + i32(8u * (v % 16u)); pv_b_0[1] = vec4<u32>(); if (r >= 0 && r < 80 && c >= 0 && c < 136) { pv_b_0[1] = v4_B[(rank * 10880u + (u32(0) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; } }
     }
-    let inside_sh_b = 0 >= 0 && 0 + 32 <= 80 && 128 * v_pn >= 0 && 128 * v_pn + 128 <= 136 && (128 * v_pn) % 8 == 0;
-    if (inside_sh_b) {
-      { let v = lid + 0u; pv_b_0[0] = v4_B[(rank * 10880u + (u32(0) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; }
-      { let v = lid + 256u; pv_b_0[1] = v4_B[(rank * 10880u + (u32(0) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; }
-    }
-    if (inside_sh_b) {
+    {
       { let v = lid + 0u; let at = 0u + (v / 16u) * 136u + (v % 16u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
       { let v = lid + 256u; let at = 0u + (v / 16u) * 136u + (v % 16u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[1].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[1].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[1].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[1].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
-    }
-    if (!(inside_sh_b)) {
-      for (var p = 0u; p < 16u; p++) {
-        let e = lid + p * WORKGROUP_SIZE;
-        let row = 0 + i32(e / 128u);
-        let col = 128 * v_pn + i32(e % 128u);
-        var x = f16(0);
-        if (row >= 0 && row < 80 && col >= 0 && col < 136) { x = t_B[rank * 10880u + u32(row) * 136u + u32(col)]; }
-        if (e < 4096u) { sh_b[0u + (e / 128u) * 136u + e % 128u] = x; }
-      }
     }
   }
   workgroupBarrier();
   for (var v_k: i32 = 0; v_k < 80; v_k += 32) {
     let step_0 = u32((v_k - 0) / 32);
     let has_next_0 = v_k + 32 < 80;
-    let inside_next_sh_a_0 = has_next_0 && 128 * v_pm >= 0 && 128 * v_pm + 128 <= 200 && (v_k + 32) >= 0 && (v_k + 32) + 32 <= 80 && ((v_k + 32)) % 8 == 0;
-    let inside_next_sh_b_0 = has_next_0 && (v_k + 32) >= 0 && (v_k + 32) + 32 <= 80 && 128 * v_pn >= 0 && 128 * v_pn + 128 <= 136 && (128 * v_pn) % 8 == 0;
     if (has_next_0) {
-      if (inside_next_sh_a_0) {
-        { let v = lid + 0u; pv_a_0[0] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32((v_k + 32))) / 8u + v % 4u]; }
-        { let v = lid + 256u; pv_a_0[1] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32((v_k + 32))) / 8u + v % 4u]; }
+      {
+        { let v = lid + 0u; let r = 128 * v_pm + i32(v / 4u); let c = (v_k + 32) + i32(8u * (v % 4u)); pv_a_0[0] = vec4<u32>(); if (r >= 0 && r < 200 && c >= 0 && c < 80) { pv_a_0[0] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32((v_k + 32))) / 8u + v % 4u]; } }
+        { let v = lid + 256u; let r = 128 * v_pm + i32(v / 4u); let c = (v_k + 32) + i32(8u * (v % 4u)); pv_a_0[1] = vec4<u32>(); if (r >= 0 && r < 200 && c >= 0 && c < 80) { pv_a_0[1] = v4_A[(rank * 16000u + (u32(128 * v_pm) + v / 4u) * 80u + u32((v_k + 32))) / 8u + v % 4u]; } }
       }
-      if (inside_next_sh_b_0) {
-        { let v = lid + 0u; pv_b_0[0] = v4_B[(rank * 10880u + (u32((v_k + 32)) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; }
-        { let v = lid + 256u; pv_b_0[1] = v4_B[(rank * 10880u + (u32((v_k + 32)) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; }
+      {
+        { let v = lid + 0u; let r = (v_k + 32) + i32(v / 16u); let c = 128 * v_pn + i32(8u * (v % 16u)); pv_b_0[0] = vec4<u32>(); if (r >= 0 && r < 80 && c >= 0 && c < 136) { pv_b_0[0] = v4_B[(rank * 10880u + (u32((v_k + 32)) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; } }
+        { let v = lid + 256u; let r = (v_k + 32) + i32(v / 16u); let c = 128 * v_pn + i32(8u * (v % 16u)); pv_b_0[1] = vec4<u32>(); if (r >= 0 && r < 80 && c >= 0 && c < 136) { pv_b_0[1] = v4_B[(rank * 10880u + (u32((v_k + 32)) + v / 16u) * 136u + u32(128 * v_pn)) / 8u + v % 16u]; } }
       }
     }
     // %d = dot %a, %b, %acc_it : tile<128x128xf32>
@@ -268,33 +244,13 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
     }
     // yield %d
     if (has_next_0) {
-      if (inside_next_sh_a_0) {
+      {
         { let v = lid + 0u; let at = ((step_0 + 1u) % 2u) * 5120u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_a_0[0].x); sh_a[at + 0u] = hx.x; sh_a[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_a_0[0].y); sh_a[at + 2u] = hy.x; sh_a[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_a_0[0].z); sh_a[at + 4u] = hz.x; sh_a[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_a_0[0].w); sh_a[at + 6u] = hw.x; sh_a[at + 7u] = hw.y; }
         { let v = lid + 256u; let at = ((step_0 + 1u) % 2u) * 5120u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_a_0[1].x); sh_a[at + 0u] = hx.x; sh_a[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_a_0[1].y); sh_a[at + 2u] = hy.x; sh_a[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_a_0[1].z); sh_a[at + 4u] = hz.x; sh_a[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_a_0[1].w); sh_a[at + 6u] = hw.x; sh_a[at + 7u] = hw.y; }
       }
-      if (!(inside_next_sh_a_0)) {
-        for (var p = 0u; p < 16u; p++) {
-          let e = lid + p * WORKGROUP_SIZE;
-          let row = 128 * v_pm + i32(e / 32u);
-          let col = (v_k + 32) + i32(e % 32u);
-          var x = f16(0);
-          if (row >= 0 && row < 200 && col >= 0 && col < 80) { x = t_A[rank * 16000u + u32(row) * 80u + u32(col)]; }
-          if (e < 4096u) { sh_a[((step_0 + 1u) % 2u) * 5120u + (e / 32u) * 40u + e % 32u] = x; }
-        }
-      }
-      if (inside_next_sh_b_0) {
+      {
         { let v = lid + 0u; let at = ((step_0 + 1u) % 2u) * 4352u + (v / 16u) * 136u + (v % 16u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
         { let v = lid + 256u; let at = ((step_0 + 1u) % 2u) * 4352u + (v / 16u) * 136u + (v % 16u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[1].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[1].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[1].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[1].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
-      }
-      if (!(inside_next_sh_b_0)) {
-        for (var p = 0u; p < 16u; p++) {
-          let e = lid + p * WORKGROUP_SIZE;
-          let row = (v_k + 32) + i32(e / 128u);
-          let col = 128 * v_pn + i32(e % 128u);
-          var x = f16(0);
-          if (row >= 0 && row < 80 && col >= 0 && col < 136) { x = t_B[rank * 10880u + u32(row) * 136u + u32(col)]; }
-          if (e < 4096u) { sh_b[((step_0 + 1u) % 2u) * 4352u + (e / 128u) * 136u + e % 128u] = x; }
-        }
       }
     }
     workgroupBarrier();
