@@ -150,7 +150,7 @@ async function main(): Promise<void> {
     }
     const suite = reports.filter((r) => r.section === 'suite');
     const md = [
-      `# Workload suite on ${reports[0]?.report.adapter ?? 'unknown adapter'}`,
+      `# Workload suite on ${reports[0]?.report.adapter ?? 'unknown adapter'}${reports[0]?.report.robustness === false ? ' (no bounds checks)' : ''}`,
       '',
       '## Suite (ranks sharing one device; D2 = ranks on two devices, peer-copy)',
       benchTable(suite.map((r) => r.report)),

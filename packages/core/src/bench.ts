@@ -58,6 +58,8 @@ export interface BenchReport {
   readonly order: string;
   readonly chunksPerRank: number;
   readonly adapter: string;
+  /** Whether Dawn bounds-checked the kernels (RunReport.robustness). */
+  readonly robustness: boolean;
   readonly timing: RunReport['timing'];
   readonly variants: Record<BenchVariant, VariantResult>;
   /** Median over median: sequential / fused and decomposed / fused. */
@@ -119,6 +121,7 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
     order: o.order,
     chunksPerRank: o.chunksPerRank ?? 1,
     adapter: last!.adapter,
+    robustness: last!.robustness,
     timing: last!.timing,
     variants,
     speedup: { overSequential: variants.sequential.ms.median / fused, overDecomposed: variants.decomposed.ms.median / fused },

@@ -26,6 +26,7 @@ describe('the three variants of a workload', () => {
       onVariant: (v) => seen.push(v),
     });
     expect(seen).toEqual([...BENCH_VARIANTS, 'compute-only']);
+    expect(r.robustness).toBe(true);
     expect(r.overlap!.computeOnlyMs.runs).toBe(3);
     // Communication timed alone where the adapter has GPU timestamps (the sequential run's tileless
     // phases), else derived as sequential minus compute.
