@@ -82,7 +82,8 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuHandle> 
 
 /** Whether a device from an instance with these toggles bounds-checks shader memory accesses. */
 export function hasRobustness(toggles: readonly string[]): boolean {
-  return !toggles.some((t) => t.startsWith('enable-dawn-features=') && t.slice(21).split(',').includes('disable_robustness'));
+  const key = 'enable-dawn-features=';
+  return !toggles.some((t) => t.startsWith(key) && t.slice(key.length).split(',').includes('disable_robustness'));
 }
 
 /**

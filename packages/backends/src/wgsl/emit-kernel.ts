@@ -38,6 +38,7 @@ import { identifier, wholeWords, WgslWriter } from './writer.js';
 import { resolveTarget, type MatmulTarget } from './matmul-strategy.js';
 import { stagedTile, SubgroupMatrixEmitter, subgroupMatrixLayout, vec4Views, type Vec4View } from './subgroup-matrix.js';
 import { alwaysInside, alwaysMultipleOf, valueRanges, type ValueRange } from './static-bounds.js';
+import { walkOps } from './walk-ops.js';
 
 export interface CodegenOptions {
   /**
@@ -313,12 +314,9 @@ class KernelEmitter {
   /** The stores of subgroup-matrix accumulators. */
   private matrixStores(): StoreOp[] {
     const stores: StoreOp[] = [];
-    const visit = (ops: readonly Op[]) =>
-      ops.forEach((op) => {
-        if (op.op === 'store' && this.layout.matrix?.matrices.has(op.value.id)) stores.push(op);
-        if (op.op === 'for') visit(op.body);
-      });
-    visit(this.module.kernel.body);
+    walkOps(this.module.kernel.body, (op) => {
+      if (op.op === 'store' && this.layout.matrix?.matrices.has(op.value.id)) stores.push(op);
+    });
     return stores;
   }
 

@@ -12,6 +12,7 @@
  */
 import { error, type Diagnostic, type Module, type Op, type ReduceOp, type Shape, type TileValue } from '@syncopate/ir';
 import type { SubgroupMatrixPlan } from './subgroup-matrix.js';
+import { walkOps } from './walk-ops.js';
 
 export interface ThreadLayout {
   readonly bm: number;
@@ -41,13 +42,6 @@ export interface KernelLayout {
   readonly matrix?: SubgroupMatrixPlan;
 }
 
-function walk(ops: readonly Op[], visit: (op: Op) => void): void {
-  for (const op of ops) {
-    visit(op);
-    if (op.op === 'for') walk(op.body, visit);
-  }
-}
-
 /** The largest power of two up to 16 that divides `n`. */
 function threadsAlong(n: number): number {
   let t = 16;
@@ -67,7 +61,7 @@ export function kernelLayout(module: Module): { layout?: KernelLayout; problems:
   const roles = new Map<number, string>();
   const reduces: ReduceOp[] = [];
   const loads = new Map<number, Op>();
-  walk(module.kernel.body, (op) => {
+  walkOps(module.kernel.body, (op) => {
     if (op.op === 'load') loads.set(op.result.id, op);
     if (op.op === 'dot') {
       tile ??= op.result.type.shape;
@@ -100,7 +94,7 @@ export function kernelLayout(module: Module): { layout?: KernelLayout; problems:
   const tm = bm / ty;
   const tn = bn / tx;
   const threads = { bm, bn, ty, tx, tm, tn, gm: tm % 4 === 0 ? 4 : 1, gn: tn % 4 === 0 ? 4 : 1 };
-  walk(module.kernel.body, (op) => {
+  walkOps(module.kernel.body, (op) => {
     const value = 'result' in op ? op.result : op.op === 'store' ? op.value : undefined;
     if (!value || value.type.kind !== 'tile' || shared.has(value.id)) return;
     const s = value.type.shape;
@@ -111,7 +105,7 @@ export function kernelLayout(module: Module): { layout?: KernelLayout; problems:
     const load = loads.get(id);
     if (load?.op === 'load' && load.result.type.shape.length !== 2) unsupported(load, 'dot operands must be 2-D', load.result);
   }
-  walk(module.kernel.body, (op) => {
+  walkOps(module.kernel.body, (op) => {
     if (op.op !== 'dot') return;
     for (const v of [op.a, op.b]) {
       const s = v.type.shape;

@@ -5,7 +5,8 @@
  * subgroup-matrix staging then emits neither the element-wise fallback nor the runtime test, and a
  * store proved whole needs no scratch (subgroup-matrix.ts).
  */
-import { affineRange, type AffineExpr, type ForOp, type Module, type Op } from '@syncopate/ir';
+import { affineRange, type AffineExpr, type ForOp, type Module } from '@syncopate/ir';
+import { walkOps } from './walk-ops.js';
 
 /** The values `first, first + step, …, last` an index takes. */
 export interface ValueRange {
@@ -26,17 +27,12 @@ export function loopRange(op: ForOp): ValueRange | undefined {
 /** Program ids over their grid axes and loop variables over `loopRange`, for the whole kernel. */
 export function valueRanges(module: Module): Map<number, ValueRange> {
   const ranges = new Map<number, ValueRange>();
-  const visit = (ops: readonly Op[]) => {
-    for (const op of ops) {
-      if (op.op === 'program_id') ranges.set(op.result.id, { first: 0, last: module.kernel.grid[op.axis]! - 1, step: 1 });
-      if (op.op === 'for') {
-        const r = loopRange(op);
-        if (r) ranges.set(op.inductionVar.id, r);
-        visit(op.body);
-      }
-    }
-  };
-  visit(module.kernel.body);
+  walkOps(module.kernel.body, (op) => {
+    if (op.op === 'program_id') ranges.set(op.result.id, { first: 0, last: module.kernel.grid[op.axis]! - 1, step: 1 });
+    if (op.op !== 'for') return;
+    const r = loopRange(op);
+    if (r) ranges.set(op.inductionVar.id, r);
+  });
   return ranges;
 }
 

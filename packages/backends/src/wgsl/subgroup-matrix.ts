@@ -44,6 +44,7 @@ import type { KernelLayout } from './layout.js';
 import type { SubgroupMatrixTarget } from './matmul-strategy.js';
 import { emulatedMatrixOps, matrixShape, nativeMatrixOps, type MatrixOps, type MatrixRole } from './subgroup-matrix-ops.js';
 import { identifier, wholeWords, type WgslWriter } from './writer.js';
+import { walkOps } from './walk-ops.js';
 
 /** Elements each staged row is padded by: 16 bytes of f16, which skews rows across banks. */
 export const STAGING_PAD = 8;
@@ -107,7 +108,7 @@ export function vec4Views(module: Module, layout: KernelLayout, table: ChunkTabl
   if (!layout.matrix) return [];
   const written = new Set(table.entries.map((e) => e.chunk.tensor));
   const staged = new Set<string>();
-  walk(module.kernel.body, (op) => {
+  walkOps(module.kernel.body, (op) => {
     if (op.op === 'store') written.add(op.tensor);
     if (op.op === 'load' && layout.shared.has(op.result.id)) staged.add(op.tensor);
   });
@@ -130,13 +131,6 @@ export function stagedTile(load: LoadOp, tensor: TensorBinding, layout: KernelLa
     col0: affine(load.offsets[1]!),
     ...(view && { vec4: identifier('v4_', tensor.name) }),
   };
-}
-
-function walk(ops: readonly Op[], visit: (op: Op) => void): void {
-  for (const op of ops) {
-    visit(op);
-    if (op.op === 'for') walk(op.body, visit);
-  }
 }
 
 /**
@@ -168,14 +162,14 @@ export function subgroupGrid(rows: number, cols: number): [number, number] {
 /** The values held as matrices: every dot's result and accumulator, and what a loop carries of them. */
 function matrixValues(module: Module): Set<number> {
   const matrices = new Set<number>();
-  walk(module.kernel.body, (op) => {
+  walkOps(module.kernel.body, (op) => {
     if (op.op !== 'dot') return;
     matrices.add(op.result.id);
     if (op.acc) matrices.add(op.acc.id);
   });
   for (let changed = true; changed; ) {
     changed = false;
-    walk(module.kernel.body, (op) => {
+    walkOps(module.kernel.body, (op) => {
       if (op.op !== 'for') return;
       const y = op.body[op.body.length - 1];
       op.iterArgs.forEach((arg, i) => {
@@ -193,7 +187,7 @@ function matrixValues(module: Module): Set<number> {
 /** Bytes of workgroup memory the staged tiles (per copy) and the store's scratch take. */
 function stagingBytes(module: Module, simt: KernelLayout): number {
   let bytes = 0;
-  walk(module.kernel.body, (op) => {
+  walkOps(module.kernel.body, (op) => {
     if (op.op !== 'load' || !simt.shared.has(op.result.id)) return;
     const [r, c] = op.result.type.shape as [number, number];
     bytes += r * (c + STAGING_PAD) * (op.result.type.dtype === 'f16' ? 2 : 4);
@@ -213,7 +207,7 @@ export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target:
   const { bm, bn } = simt.threads;
   const matrices = matrixValues(module);
 
-  walk(module.kernel.body, (op) => {
+  walkOps(module.kernel.body, (op) => {
     switch (op.op) {
       case 'dot': {
         const k = op.a.type.shape[1]!;
@@ -393,6 +387,11 @@ export class SubgroupMatrixEmitter {
     if (cond !== 'true') this.w.block(`if (!(${cond}))`, body);
   }
 
+  /** The name of loop `loop`'s let holding `inside` for its next step's `t`, or `true` where proved. */
+  private nextInside(t: StagedTile, loop: number): string {
+    return this.inside(t) === 'true' ? 'true' : `inside_next_${t.array}_${loop}`;
+  }
+
   /** A uniform let holding `inside(t)`, or the literal `true` itself. */
   private insideLet(name: string, t: StagedTile, guard?: string): string {
     const test = this.inside(t);
@@ -549,7 +548,7 @@ export class SubgroupMatrixEmitter {
     const inside = next.map((t) => {
       const a = this.array(t);
       a.current = this.p.stages === 2 ? `(step_${loop} % 2u) * ${a.size}u` : '0u';
-      return this.insideLet(`inside_next_${t.array}_${loop}`, t, `has_next_${loop}`);
+      return this.insideLet(this.nextInside(t, loop), t, `has_next_${loop}`);
     });
     w.block(`if (has_next_${loop})`, () => next.forEach((t, i) => this.fetch(t, loop, inside[i]!)));
   }
@@ -565,7 +564,7 @@ export class SubgroupMatrixEmitter {
       for (const t of next) {
         const a = this.array(t);
         const into = this.p.stages === 2 ? `((step_${loop} + 1u) % 2u) * ${a.size}u` : '0u';
-        this.put(t, loop, this.inside(t) === 'true' ? 'true' : `inside_next_${t.array}_${loop}`, into);
+        this.put(t, loop, this.nextInside(t, loop), into);
       }
     });
     w.line('workgroupBarrier();');
