@@ -9,7 +9,8 @@
  * Tile by tile (issue 19): `--tiles 128x128x64:4x2,128x256x16 --sizes 4096,8192,4000x3000x1000`
  * checks each tile exactly on small shapes, then times the emitted kernel at each size on uniform
  * random inputs, warmed by time (gemm-sweep's settledTimes: the H100 idles to 345 MHz in host gaps),
- * and checks that timed kernel's own output on sampled rows against an f64 CPU reference.
+ * and checks that timed kernel's own output on sampled rows against an f64 CPU reference. With
+ * `--dtype f32` the same for the SIMT f32 kernel (`--tiles 128x128x8,128x128x16`).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -62,8 +63,8 @@ function reference(a: Float32Array, b: Float32Array, m: number, n: number, k: nu
   return c;
 }
 
-async function check(device: DeviceHandle, size: { m: number; n: number; k: number }, block: Block, options: CodegenOptions, integers: boolean) {
-  const { fused } = fusedGemm(size, block, 'f16', options);
+async function check(device: DeviceHandle, size: { m: number; n: number; k: number }, block: Block, options: CodegenOptions, integers: boolean, dtype: 'f16' | 'f32' = 'f16') {
+  const { fused } = fusedGemm(size, block, dtype, options);
   const A = data(size.m * size.k, 1, integers);
   const B = data(size.k * size.n, 2, integers);
   const session = await FusedSession.open(device, fused, { A: [A], B: [B], C: [new Float32Array(size.m * size.n).fill(Number.NaN)] }, { read: ['C'] });
@@ -126,8 +127,8 @@ function sampledError(c: Float32Array, a: Float32Array, b: Float32Array, size: S
 }
 
 /** One tile at one size: the emitted kernel timed at settled clocks, then its own output checked on sampled rows. */
-async function timedAndChecked(device: DeviceHandle, size: Size, block: Block, options: CodegenOptions, A: Float32Array, B: Float32Array) {
-  const { fused } = fusedGemm(size, block, 'f16', options);
+async function timedAndChecked(device: DeviceHandle, size: Size, block: Block, options: CodegenOptions, A: Float32Array, B: Float32Array, dtype: 'f16' | 'f32') {
+  const { fused } = fusedGemm(size, block, dtype, options);
   const session = await FusedSession.open(device, fused, { A: [A], B: [B], C: [new Float32Array(size.m * size.n).fill(Number.NaN)] }, { read: ['C'] });
   try {
     const ms = await settledTimes(async (runs) => {
@@ -138,25 +139,28 @@ async function timedAndChecked(device: DeviceHandle, size: Size, block: Block, o
     const rows = sampledRows(size.m);
     const maxAbsError = sampledError(C!, A, B, size, rows);
     const tolerance = 1e-5 * size.k;
-    return { ...size, block, target: options.target, views: fused.views?.map((v) => v.tensor) ?? [], ms, tflops: (2 * size.m * size.n * size.k) / (ms.median * 1e-3) / 1e12, checkedRows: rows, maxAbsError, tolerance, ok: maxAbsError <= tolerance };
+    return { ...size, dtype, block, target: options.target, views: fused.views?.map((v) => v.tensor) ?? [], ms, tflops: (2 * size.m * size.n * size.k) / (ms.median * 1e-3) / 1e12, checkedRows: rows, maxAbsError, tolerance, ok: maxAbsError <= tolerance };
   } finally {
     session.destroy();
   }
 }
 
-/** Each tile (`BMxBNxBK[:SMxSN]`) exact on small shapes, then timed and checked at each size. */
-export async function matmulTiles(tiles: readonly { block: Block; subgroups?: readonly [number, number] }[], sizes: readonly Size[]) {
+/**
+ * Each tile (`BMxBNxBK[:SMxSN]`) exact on small shapes, then timed and checked at each size: f16 → f32
+ * on subgroup matrices where the adapter has them, or f32 on the SIMT kernel (`dtype` f32).
+ */
+export async function matmulTiles(tiles: readonly { block: Block; subgroups?: readonly [number, number] }[], sizes: readonly Size[], dtype: 'f16' | 'f32' = 'f16') {
   const device = await openDevice();
   try {
     const strategy = chooseMatmulStrategy(device.features, device.subgroupMatrixConfigs, { input: 'f16', accumulate: 'f32' }, device.subgroupMaxSize);
     // SIMT where the adapter has no subgroup matrices (so the bench itself runs on lavapipe).
-    const target = strategy.kind === 'subgroup-matrix' ? { ...strategy.target, workgroupBytes: device.device.limits.maxComputeWorkgroupStorageSize } : undefined;
+    const target = strategy.kind === 'subgroup-matrix' && dtype === 'f16' ? { ...strategy.target, workgroupBytes: device.device.limits.maxComputeWorkgroupStorageSize } : undefined;
     const optionsOf = (t: (typeof tiles)[number]): CodegenOptions => ({ target: target ? { ...target, ...(t.subgroups && { subgroups: t.subgroups }) } : 'simt' });
     const name = (t: (typeof tiles)[number]) => `${t.block.m}x${t.block.n}x${t.block.k}${t.subgroups ? ` sg${t.subgroups.join('x')}` : ''}`;
     const checks = [];
     for (const t of tiles) {
       for (const size of [{ m: 256, n: 256, k: 256 }, { m: 200, n: 136, k: 80 }, { m: 1000, n: 520, k: 328 }]) {
-        const c = await check(device, size, t.block, optionsOf(t), true);
+        const c = await check(device, size, t.block, optionsOf(t), true, dtype);
         console.log(`check ${name(t)} ${c.m}x${c.n}x${c.k} integers: maxAbsError ${c.maxAbsError} ${c.ok ? 'ok' : 'FAIL'}`);
         checks.push({ tile: name(t), ...c });
       }
@@ -166,8 +170,8 @@ export async function matmulTiles(tiles: readonly { block: Block; subgroups?: re
       const A = data(size.m * size.k, 1, false);
       const B = data(size.k * size.n, 2, false);
       for (const t of tiles) {
-        const r = await timedAndChecked(device, size, t.block, optionsOf(t), A, B);
-        console.log(`gemm ${size.m}x${size.n}x${size.k} f16->f32 ${name(t)} (vec4 views: ${r.views.join(',') || 'none'}): ${r.ms.median.toFixed(3)} ms, ${r.tflops.toFixed(1)} TFLOP/s; sampled rows maxAbsError ${r.maxAbsError.toExponential(2)} (tolerance ${r.tolerance}) ${r.ok ? 'ok' : 'FAIL'}`);
+        const r = await timedAndChecked(device, size, t.block, optionsOf(t), A, B, dtype);
+        console.log(`gemm ${size.m}x${size.n}x${size.k} ${dtype === 'f16' ? 'f16->f32' : 'f32 simt'} ${name(t)} (vec4 views: ${r.views.join(',') || 'none'}): ${r.ms.median.toFixed(3)} ms, ${r.tflops.toFixed(1)} TFLOP/s; sampled rows maxAbsError ${r.maxAbsError.toExponential(2)} (tolerance ${r.tolerance}) ${r.ok ? 'ok' : 'FAIL'}`);
         timings.push({ tile: name(t), ...r });
       }
     }
@@ -220,7 +224,7 @@ export async function matmulBench(args: { quick?: boolean; checksOnly?: boolean;
 const isMain = process.argv[1] !== undefined && /matmul(-bench)?\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean' }, 'checks-only': { type: 'boolean' }, out: { type: 'string' }, target: { type: 'string' }, block: { type: 'string' }, subgroups: { type: 'string' }, tiles: { type: 'string' }, sizes: { type: 'string' }, 'print-wgsl': { type: 'string' } },
+    options: { quick: { type: 'boolean' }, 'checks-only': { type: 'boolean' }, out: { type: 'string' }, target: { type: 'string' }, block: { type: 'string' }, subgroups: { type: 'string' }, tiles: { type: 'string' }, sizes: { type: 'string' }, dtype: { type: 'string' }, 'print-wgsl': { type: 'string' } },
   });
   if (values['print-wgsl']) {
     // The emitted kernel's WGSL at SIZE³ for --block/--subgroups under the H100's 16x16x16 f16 → f32
@@ -244,7 +248,7 @@ if (isMain) {
       const [m, n, k] = x.includes('x') ? x.split('x').map(Number) : [Number(x), Number(x), Number(x)];
       return { m: m!, n: n!, k: k! };
     });
-    const result = await matmulTiles(tiles, sizes);
+    const result = await matmulTiles(tiles, sizes, values.dtype === 'f32' ? 'f32' : 'f16');
     const out = values.out ?? process.env['OUT'];
     if (out) {
       mkdirSync(out, { recursive: true });

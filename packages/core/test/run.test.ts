@@ -28,6 +28,9 @@ describe('fused kernels on the software adapter, against the CPU reference', () 
   cases.push({ ...base, workload: 'gemm-rs', ranks: 3, reduction: 'one-shot', shape: { m: 100, n: 72, k: 40 } });
   cases.push({ ...base, workload: 'gemm-rs', ranks: 4, reduction: 'one-shot', chunksPerRank: 2, shape: { m: 128, n: 64, k: 32 } });
   cases.push({ ...base, workload: 'gemv-ar', ranks: 3, reduction: 'one-shot', shape: { m: 4, n: 96, k: 64 } });
+  // Six ranks: a merged add reads its five members in two rounds of up to four (emit-signal.ts), the
+  // second partial; and parts of 16x16 = 256 elements end inside the first of four lanes a round.
+  cases.push({ ...base, workload: 'gemm-rs', ranks: 6, reduction: 'one-shot', shape: { m: 96, n: 48, k: 48 } });
   // gemv-ar's all-reduce as a ring (its default is one-shot): the all-gather forwards what it wrote, in row parts.
   cases.push({ ...base, workload: 'gemv-ar', ranks: 3, reduction: 'ring', shape: { m: 4, n: 96, k: 64 } });
 

@@ -105,38 +105,52 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   emitPublishPending(w, ctx);
 }
 
-/**
- * Copies or adds one part's region, all invocations taking elements in turn; one case per tensor. A
- * merged lead adds the sources of all its members to the destination in one pass.
- */
+/** Elements of a part each invocation moves a round; see emitMoveChunk. */
+export const MOVE_UNROLL = 4;
+/** Members of a merged reduce-add each round reads before adding. */
+const MEMBER_GROUP = 4;
+
 /**
  * The coordinates of a part's element `e` along the tensor's own axes (lanes MAX_DIMS − rank … 3; the
- * others 0). Each lane costs integer divisions per element, of which the move mostly consists, so the
- * outermost axis takes no modulo and axes the tensor lacks take nothing.
+ * others 0). Each lane costs integer divisions per element, so the outermost axis takes no modulo and
+ * axes the tensor lacks take nothing.
  */
-function partCoordinates(rank: number): string {
+function partCoordinates(rank: number, e: string): string {
   const inner = ['extent.y * extent.z * extent.w', 'extent.z * extent.w', 'extent.w', ''];
   const extent = ['extent.x', 'extent.y', 'extent.z', 'extent.w'];
   const outer = MAX_DIMS - rank;
   const lane = (i: number) => {
     if (i < outer) return '0u';
-    const quotient = inner[i] === '' ? 'e' : `e / (${inner[i]})`;
-    return i === outer ? quotient : `${inner[i] === '' ? 'e' : `(${quotient})`} % ${extent[i]}`;
+    const quotient = inner[i] === '' ? e : `${e} / (${inner[i]})`;
+    return i === outer ? quotient : `${inner[i] === '' ? e : `(${quotient})`} % ${extent[i]}`;
   };
   return `vec4u(${[0, 1, 2, 3].map(lane).join(', ')})`;
 }
 
+/**
+ * Copies or adds one part's region, all invocations taking elements in turn; one case per tensor. A
+ * merged lead adds the sources of all its members to the destination in one pass.
+ *
+ * Why rounds of MOVE_UNROLL elements with every load ahead of the adds and stores: a move is memory
+ * bound, and an invocation that loads, then stores what it loaded, has one load in flight; with the
+ * fused kernels' occupancy (one GEMM workgroup an SM) that held a reduce-scatter on the H100 to about
+ * a tenth of HBM bandwidth. A merged lead likewise reads MEMBER_GROUP members a round (a member past
+ * the last reads the last again and is not added: every read stays on published data).
+ */
 function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
   const tensors = [...new Set(ctx.table.entries.map((e) => e.chunk.tensor))].map((n) => ctx.tensors.get(n)!);
+  const maxMembers = Math.max(0, ...ctx.table.parts.map((p) => p.members.length));
+  const group = Math.min(MEMBER_GROUP, maxMembers);
+  const lanes = [...Array(MOVE_UNROLL).keys()];
   w.block('fn move_part(part: u32, lid: u32)', () => {
     w.line('let d = PARTS_AT + part * DESCRIPTOR_WORDS;');
     w.line(`let add = ${field('kind')} == 1u;`);
     w.line(`let src = ${field('src')};`);
     w.line(`let dst = ${field('dst')};`);
+    w.line(`let elements = ${field('elements')};`);
     w.line(`let lo = vec4u(${[0, 1, 2, 3].map((i) => field('lo', i)).join(', ')});`);
     w.line(`let extent = vec4u(${[0, 1, 2, 3].map((i) => field('extent', i)).join(', ')});`);
     w.line(`let members = ${field('memberCount')};`);
-    const maxMembers = Math.max(0, ...ctx.table.parts.map((p) => p.members.length));
     if (maxMembers > 0) {
       // The members' source ranks, read once a part: read in the element loop they were two dependent
       // table loads per member and element, the latency chain of every merged add.
@@ -149,24 +163,45 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
         const ref = identifier('t_', t.name);
         const strides = t.shape.map((_, i) => t.shape.slice(i + 1).reduce((a, b) => a * b, 1));
         // Axes are right-aligned in the descriptor: the tensor's axis i is lane MAX_DIMS - rank + i.
-        const at = strides.map((s, i) => `x[${MAX_DIMS - t.shape.length + i}] * ${s}u`).join(' + ');
+        const offset = (x: string) => strides.map((s, i) => `${x}[${MAX_DIMS - t.shape.length + i}] * ${s}u`).join(' + ');
         w.block(`case ${t.binding}u:`, () => {
-          w.block(`for (var e = lid; e < ${field('elements')}; e += WORKGROUP_SIZE)`, () => {
-            w.line(`let x = lo + ${partCoordinates(t.shape.length)};`);
-            w.line(`let at = ${at};`);
-            w.line(`let target_at = dst * ${t.elementsPerRank}u + at;`);
-            w.line(`let source_at = src * ${t.elementsPerRank}u + at;`);
-            const single = `if (add) { ${ref}[target_at] = ${ref}[target_at] + ${ref}[source_at]; } else { ${ref}[target_at] = ${ref}[source_at]; }`;
+          w.line(`let target_base = dst * ${t.elementsPerRank}u;`);
+          w.block(`for (var e0 = lid; e0 < elements; e0 += ${MOVE_UNROLL}u * WORKGROUP_SIZE)`, () => {
+            // A lane past the part's end moves element e0 again and does not store it.
+            for (const u of lanes.slice(1)) w.line(`let in${u} = e0 + ${u}u * WORKGROUP_SIZE < elements;`);
+            for (const u of lanes) {
+              if (u > 0) w.line(`let e${u} = select(e0, e0 + ${u}u * WORKGROUP_SIZE, in${u});`);
+              w.line(`let x${u} = lo + ${partCoordinates(t.shape.length, `e${u}`)};`);
+              w.line(`let at${u} = ${offset(`x${u}`)};`);
+            }
+            const storeAll = (value: (u: number) => string) => {
+              w.line(`${ref}[target_base + at0] = ${value(0)};`);
+              for (const u of lanes.slice(1)) w.line(`if (in${u}) { ${ref}[target_base + at${u}] = ${value(u)}; }`);
+            };
+            const single = () => {
+              w.line(`let source_base = src * ${t.elementsPerRank}u;`);
+              for (const u of lanes) w.line(`var v${u} = ${ref}[source_base + at${u}];`);
+              w.line(`if (add) { ${lanes.map((u) => `v${u} = ${ref}[target_base + at${u}] + v${u};`).join(' ')} }`);
+              storeAll((u) => `v${u}`);
+            };
             if (maxMembers === 0) {
-              w.line(single);
+              single();
               return;
             }
             w.block('if (members > 0u)', () => {
-              w.line(`var acc = ${ref}[target_at];`);
-              w.block('for (var m = 0u; m < members; m++)', () => w.line(`acc += ${ref}[member_src[m] * ${t.elementsPerRank}u + at];`));
-              w.line(`${ref}[target_at] = acc;`);
+              for (const u of lanes) w.line(`var acc${u} = ${ref}[target_base + at${u}];`);
+              w.block(`for (var m = 0u; m < members; m += ${group}u)`, () => {
+                for (let j = 0; j < group; j++) {
+                  const member = j === 0 ? 'm' : `min(m + ${j}u, members - 1u)`;
+                  w.line(`let base${j} = member_src[${member}] * ${t.elementsPerRank}u;`);
+                  w.line(`${lanes.map((u) => `let v${j}_${u} = ${ref}[base${j} + at${u}];`).join(' ')}`);
+                }
+                w.line(lanes.map((u) => `acc${u} += v0_${u};`).join(' '));
+                for (let j = 1; j < group; j++) w.line(`if (m + ${j}u < members) { ${lanes.map((u) => `acc${u} += v${j}_${u};`).join(' ')} }`);
+              });
+              storeAll((u) => `acc${u}`);
             });
-            w.block('else', () => w.line(single));
+            w.block('else', single);
           });
         });
       }

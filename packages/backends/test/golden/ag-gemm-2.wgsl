@@ -90,17 +90,38 @@ fn move_part(part: u32, lid: u32) {
   let add = tables[d + 2u] == 1u;
   let src = tables[d + 4u];
   let dst = tables[d + 5u];
+  let elements = tables[d + 9u];
   let lo = vec4u(tables[d + 13u], tables[d + 14u], tables[d + 15u], tables[d + 16u]);
   let extent = vec4u(tables[d + 17u], tables[d + 18u], tables[d + 19u], tables[d + 20u]);
   let members = tables[d + 12u];
   switch tables[d + 1u] {
     case 0u: {
-      for (var e = lid; e < tables[d + 9u]; e += WORKGROUP_SIZE) {
-        let x = lo + vec4u(0u, 0u, e / (extent.w), e % extent.w);
-        let at = x[2] * 64u + x[3] * 1u;
-        let target_at = dst * 8192u + at;
-        let source_at = src * 8192u + at;
-        if (add) { t_A[target_at] = t_A[target_at] + t_A[source_at]; } else { t_A[target_at] = t_A[source_at]; }
+      let target_base = dst * 8192u;
+      for (var e0 = lid; e0 < elements; e0 += 4u * WORKGROUP_SIZE) {
+        let in1 = e0 + 1u * WORKGROUP_SIZE < elements;
+        let in2 = e0 + 2u * WORKGROUP_SIZE < elements;
+        let in3 = e0 + 3u * WORKGROUP_SIZE < elements;
+        let x0 = lo + vec4u(0u, 0u, e0 / (extent.w), e0 % extent.w);
+        let at0 = x0[2] * 64u + x0[3] * 1u;
+        let e1 = select(e0, e0 + 1u * WORKGROUP_SIZE, in1);
+        let x1 = lo + vec4u(0u, 0u, e1 / (extent.w), e1 % extent.w);
+        let at1 = x1[2] * 64u + x1[3] * 1u;
+        let e2 = select(e0, e0 + 2u * WORKGROUP_SIZE, in2);
+        let x2 = lo + vec4u(0u, 0u, e2 / (extent.w), e2 % extent.w);
+        let at2 = x2[2] * 64u + x2[3] * 1u;
+        let e3 = select(e0, e0 + 3u * WORKGROUP_SIZE, in3);
+        let x3 = lo + vec4u(0u, 0u, e3 / (extent.w), e3 % extent.w);
+        let at3 = x3[2] * 64u + x3[3] * 1u;
+        let source_base = src * 8192u;
+        var v0 = t_A[source_base + at0];
+        var v1 = t_A[source_base + at1];
+        var v2 = t_A[source_base + at2];
+        var v3 = t_A[source_base + at3];
+        if (add) { v0 = t_A[target_base + at0] + v0; v1 = t_A[target_base + at1] + v1; v2 = t_A[target_base + at2] + v2; v3 = t_A[target_base + at3] + v3; }
+        t_A[target_base + at0] = v0;
+        if (in1) { t_A[target_base + at1] = v1; }
+        if (in2) { t_A[target_base + at2] = v2; }
+        if (in3) { t_A[target_base + at3] = v3; }
       }
     }
     default: {}

@@ -101,6 +101,7 @@ fn move_part(part: u32, lid: u32) {
   let add = tables[d + 2u] == 1u;
   let src = tables[d + 4u];
   let dst = tables[d + 5u];
+  let elements = tables[d + 9u];
   let lo = vec4u(tables[d + 13u], tables[d + 14u], tables[d + 15u], tables[d + 16u]);
   let extent = vec4u(tables[d + 17u], tables[d + 18u], tables[d + 19u], tables[d + 20u]);
   let members = tables[d + 12u];
