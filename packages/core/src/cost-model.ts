@@ -9,9 +9,14 @@
  *   store it: step g can go once groups 1..g are stored and step g-1 has gone (a ring forwards sums).
  *
  * sequential = all steps, then all tiles (or the reverse); decomposed = the pipeline with a dispatch
- * boundary (and `dispatchMs`) between groups; fused = the same pipeline with no boundary. What it
- * leaves out, and why it can miss: copies inside one device take SM time from the tiles (gpu-signal),
- * tiles of one group do not all finish at once, and a step's chunks may not all be the same size.
+ * boundary (and `dispatchMs`) between groups; fused = the same pipeline with no boundary, plus what
+ * sharing one device costs: a chunk between ranks of one device is moved by the kernel's own
+ * workgroups (gpu-signal), on the SMs and the memory the tiles use, so of the time the pipeline hides
+ * a share `deviceShare` still shows (0: copies cost the tiles nothing; 1: fused is compute + comm). That
+ * share is a property of the device and the kernels, not of one row: `shareOfDevice` learns it from
+ * other measured rows. What the model still leaves out: tiles of one group do not all finish at once,
+ * a step's chunks may not all be the same size, and a kernel's waits cost time even when the data is
+ * there.
  */
 import type { ChunkPlan, Module, Op } from '@syncopate/ir';
 import { volume } from '@syncopate/ir';
@@ -25,6 +30,8 @@ export interface CostModelParams {
   readonly bytesPerMs: number;
   /** Cost of one more dispatch boundary (submit, drain, relaunch). */
   readonly dispatchMs: number;
+  /** Of the time the pipeline hides, the share that shows when the copies run on the tiles' device (0–1; default 0). */
+  readonly deviceShare?: number;
 }
 
 /** What the model needs of a compiled workload; see `workloadGeometry`. */
@@ -35,6 +42,8 @@ export interface WorkloadGeometry {
   readonly stepBytes: readonly number[];
   /** Whether the steps feed loads (before the tiles) or carry stores (after them). */
   readonly direction: 'before' | 'after';
+  /** Share of the moved bytes whose source and destination ranks share a device (moved by the kernel). */
+  readonly localShare?: number;
 }
 
 export interface Prediction {
@@ -75,7 +84,10 @@ export function workloadGeometry(kernel: Module, plan: ChunkPlan, rankDevice: re
     return Math.max(0, ...incoming.values());
   });
   const feedsLoads = plan.chunks.some((c) => loaded.has(c.tensor) && (c.kind ?? 'copy') === 'copy');
-  return { tiles: busiest * tilesPerRank, stepBytes, direction: feedsLoads ? 'before' : 'after' };
+  const bytes = (local: boolean) => plan.chunks.filter((c) => (rankDevice[c.src] === rankDevice[c.dst]) === local).reduce((n, c) => n + volume(c.region), 0);
+  const local = bytes(true);
+  const localShare = local + bytes(false) > 0 ? local / (local + bytes(false)) : 0;
+  return { tiles: busiest * tilesPerRank, stepBytes, direction: feedsLoads ? 'before' : 'after', localShare };
 }
 
 /** The three variants' times (and the two parts alone) under `params`. */
@@ -107,7 +119,29 @@ export function predict(g: WorkloadGeometry, p: CostModelParams): Prediction {
     }
     return Math.max(sent, stored + group);
   };
-  return { sequential: computeOnly + commOnly, decomposed: pipeline(p.dispatchMs), fused: pipeline(0), computeOnly, commOnly };
+  const hidden = computeOnly + commOnly - pipeline(0);
+  const fused = pipeline(0) + (p.deviceShare ?? 0) * (g.localShare ?? 0) * Math.max(0, hidden);
+  return { sequential: computeOnly + commOnly, decomposed: pipeline(p.dispatchMs), fused, computeOnly, commOnly };
+}
+
+/**
+ * The share of hidden time that shows on a shared device, from measured rows: per row, where the
+ * pipeline would hide time, (fused − pipeline) / (compute + comm − pipeline), clamped to 0–1; the
+ * median of the rows (robust to a row whose kernel is slow for reasons the model leaves out). Fit it
+ * on rows other than the one predicted (modelBench leaves each configuration out), so that no
+ * row's fused time predicts itself. 0 when no row tells.
+ */
+export function shareOfDevice(rows: readonly { geometry: WorkloadGeometry; params: CostModelParams; fusedMs: number }[]): number {
+  const shares = rows.flatMap(({ geometry, params, fusedMs }) => {
+    const p = predict(geometry, { ...params, deviceShare: 0 });
+    const hidden = p.computeOnly + p.commOnly - p.fused;
+    if (!((geometry.localShare ?? 0) > 0) || hidden <= 1e-9) return [];
+    return [Math.min(1, Math.max(0, (fusedMs - p.fused) / (hidden * geometry.localShare!)))];
+  });
+  if (shares.length === 0) return 0;
+  const sorted = [...shares].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /**

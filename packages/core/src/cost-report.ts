@@ -6,7 +6,7 @@
  */
 import { placeRanks } from '@syncopate/runtime';
 import { formatBenchMs, type BenchReport } from './bench.js';
-import { fitParams, predict, workloadGeometry, type CostModelParams, type Prediction, type WorkloadGeometry } from './cost-model.js';
+import { fitParams, predict, shareOfDevice, workloadGeometry, type CostModelParams, type Prediction, type WorkloadGeometry } from './cost-model.js';
 import { getWorkload, type RunOptions } from './workloads/index.js';
 
 export const PROJECTED_RANKS = [8, 16, 64] as const;
@@ -33,8 +33,14 @@ export interface ModelledConfig {
   readonly projections: readonly Projection[];
 }
 
-function geometryOf(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'devices' | 'ranksPerDevice'>): WorkloadGeometry {
-  const { kernel, plan } = getWorkload(run.workload).build({ ranks: run.ranks, shape: run.shape, dtype: run.dtype, ...(run.chunksPerRank ? { chunksPerRank: run.chunksPerRank } : {}) });
+function geometryOf(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction' | 'devices' | 'ranksPerDevice'>): WorkloadGeometry {
+  const { kernel, plan } = getWorkload(run.workload).build({
+    ranks: run.ranks,
+    shape: run.shape,
+    dtype: run.dtype,
+    ...(run.chunksPerRank ? { chunksPerRank: run.chunksPerRank } : {}),
+    ...(run.reduction ? { reduction: run.reduction } : {}),
+  });
   return workloadGeometry(kernel, plan, placeRanks(run.ranks, run.devices ?? 1, run.ranksPerDevice));
 }
 
@@ -48,14 +54,19 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
     if (!report.overlap?.commMeasured) return;
     const run = runs[i]!;
     const { m, n, k } = run.shape;
-    const key = `${run.workload} ${m}x${n}x${k} ${run.dtype} R${run.ranks} D${report.devices}`;
+    const key = `${run.workload} ${m}x${n}x${k} ${run.dtype} R${run.ranks} D${report.devices}${run.reduction ? ` ${run.reduction}` : ''}`;
     groups.set(key, [...(groups.get(key) ?? []), { report, run, geometry: geometryOf(run) }]);
   });
-  return [...groups].map(([key, members]) => {
+  const fitted = [...groups].map(([key, members]) => {
     const base = fitParams(members.map((m) => ({ geometry: m.geometry, computeOnlyMs: m.report.overlap!.computeOnlyMs.median, commOnlyMs: m.report.overlap!.commOnlyMs })));
     // The dispatch cost is what the decomposed runs took beyond the boundary-free pipeline, per boundary.
     const perBoundary = members.map((m) => (m.report.variants.decomposed.ms.median - predict(m.geometry, base).fused) / Math.max(1, m.geometry.stepBytes.length));
-    const params = { ...base, dispatchMs: Math.max(0, perBoundary.reduce((a, b) => a + b, 0) / perBoundary.length) };
+    return { key, members, params: { ...base, dispatchMs: Math.max(0, perBoundary.reduce((a, b) => a + b, 0) / perBoundary.length) } };
+  });
+  const measured = (c: (typeof fitted)[number]) => c.members.map((m) => ({ geometry: m.geometry, params: c.params, fusedMs: m.report.variants.fused.ms.median }));
+  return fitted.map(({ key, members, params: own }) => {
+    // The device's share is learnt from the other configurations only: a row never predicts itself.
+    const params = { ...own, deviceShare: shareOfDevice(fitted.filter((c) => c.key !== key).flatMap(measured)) };
     const rows = members.map(({ report, geometry }) => {
       const predicted = predict(geometry, params);
       const v = report.variants;
@@ -92,7 +103,7 @@ export function costModelTable(configs: readonly ModelledConfig[]): string {
   for (const c of configs) {
     const p = c.params;
     lines.push(
-      `**${c.key}**: tile ${(p.tileMs * 1000).toFixed(2)} µs, step latency ${ms(p.latencyMs)} ms, ${(p.bytesPerMs / 1e6).toFixed(2)} GB/s, dispatch boundary ${ms(p.dispatchMs)} ms (fitted to the decomposed runs)`,
+      `**${c.key}**: tile ${(p.tileMs * 1000).toFixed(2)} µs, step latency ${ms(p.latencyMs)} ms, ${(p.bytesPerMs / 1e6).toFixed(2)} GB/s, dispatch boundary ${ms(p.dispatchMs)} ms (fitted to the decomposed runs), device share ${(p.deviceShare ?? 0).toFixed(2)} (from the other configurations' fused runs)`,
       '',
       '| order | chunks/rank | sequential ms (model, error) | decomposed ms (model, error) | fused ms (model, error) |',
       '| --- | --- | --- | --- | --- |',
