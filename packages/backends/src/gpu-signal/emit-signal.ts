@@ -271,46 +271,95 @@ function rowPartLoop(e: ChunkEntry, lo: number, also = ''): string {
   return `for (var p = (r0 - ${lo}) / ${e.partRows}; ${also}r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++)`;
 }
 
+/** What one wait needs: its chunk, where it applies, and the rows the tile reads of the chunk's tensor. */
+export interface WaitSite {
+  readonly chunk: number;
+  readonly guard: readonly AffineRange[] | undefined;
+  readonly rows: StoreRows | undefined;
+}
+
+/** Waits in one group share a bitmask word. */
+const WAITS_PER_GROUP = 32;
+
 /**
- * On the chunk's destination rank, where the guard holds: spin until the chunk's parts are published:
- * with `rows` (what the tile reads of the chunk's tensor), only the parts those rows meet.
+ * Sets `wait_first` and `wait_end` (declared by the caller) to the run of parts of the chunk that
+ * `rows` meet: the row parts they cross, each with every column part (a superset of the columns read).
  */
-export function emitWait(
-  w: WgslWriter,
-  ctx: SignalContext,
-  c: number,
-  guard: readonly AffineRange[] | undefined,
-  rows: StoreRows | undefined,
-): void {
-  const e = ctx.table.entries[c]!;
-  const { chunk } = e;
-  w.line(`// wait ${describe(ctx, c)}`);
-  w.block(`if (rank == ${chunk.dst}u && ${guardToWgsl(guard, ctx.name)})`, () => {
-    w.line('workgroupBarrier();');
-    w.block('if (lid == 0u)', () => {
-      w.line('var ok = 1u;');
-      const lo = chunk.region.lo[0]!;
-      const hi = chunk.region.hi[0]!;
-      if (rows) {
-        const start = affineToWgsl(rows.offset, ctx.name);
-        w.line(`let r0 = max(${start}, ${lo});`);
-        w.line(`let r1 = min(${start} + ${rows.extent}, ${hi});`);
-      } else {
-        w.line(`let r0 = ${lo};`);
-        w.line(`let r1 = ${hi};`);
-      }
-      // With column parts, every part across the rows read (a superset of the columns read).
-      const part = e.colParts > 1 ? `u32(p) * ${e.colParts}u + q` : 'u32(p)';
-      w.line(`${rowPartLoop(e, lo, e.colParts > 1 ? 'ok == 1u && ' : '')} {`);
-      if (e.colParts > 1) w.line(`  for (var q = 0u; q < ${e.colParts}u; q++) {`);
-      w.line(`  if (spin_flag(${e.firstPart}u + ${part}, ${c}u, rank) == 0u) { ok = 0u; break; }`);
-      if (e.colParts > 1) w.line('  }');
-      w.line('}');
-      w.line('wg.u = ok;');
-    });
-    w.line('if (workgroupUniformLoad(&wg.u) == 0u) { return; }');
-    w.line('storageBarrier();');
+function emitWaitParts(w: WgslWriter, ctx: SignalContext, site: WaitSite): void {
+  const e = ctx.table.entries[site.chunk]!;
+  const [lo, hi] = [e.chunk.region.lo[0]!, e.chunk.region.hi[0]!];
+  const start = site.rows && affineToWgsl(site.rows.offset, ctx.name);
+  w.line(`let r0 = ${start ? `max(${start}, ${lo})` : lo};`);
+  w.line(`let r1 = ${start ? `min(${start} + ${site.rows!.extent}, ${hi})` : hi};`);
+  const part = (row: string) => `${e.firstPart}u + u32((${row} - ${lo}) / ${e.partRows}) * ${e.colParts}u`;
+  w.line(`if (r0 < r1) { wait_first = ${part('r0')}; wait_end = ${part('r1 - 1')} + ${e.colParts}u; }`);
+}
+
+/** lid 0 runs `poll` (which clears `ok` on a timeout) while the others wait; a timeout ends the workgroup. */
+function emitJoinedSpin(w: WgslWriter, poll: () => void): void {
+  w.line('workgroupBarrier();');
+  w.block('if (lid == 0u)', () => {
+    w.line('var ok = 1u;');
+    poll();
+    w.line('wg.u = ok;');
   });
+  w.line('if (workgroupUniformLoad(&wg.u) == 0u) { return; }');
+  w.line('storageBarrier();');
+}
+
+const spinParts = 'for (var part = wait_first; part < wait_end; part++) { if (spin_flag(part, wait_chunk, rank) == 0u) { ok = 0u; break; } }';
+
+/**
+ * On each wait's destination rank, where its guard holds: spin until the parts of its chunk that the
+ * tile reads are published. A run of waits (ring attention has 2·R·(R−1) at the top of its KV loop)
+ * sets bits of one word and shares a single spin: inlined once per wait, the spins made the loop body
+ * many times larger than the tile's own work.
+ */
+export function emitWaits(w: WgslWriter, ctx: SignalContext, sites: readonly WaitSite[], heading?: (site: number) => void): void {
+  for (let at = 0; at < sites.length; at += WAITS_PER_GROUP) {
+    const group = sites.slice(at, at + WAITS_PER_GROUP);
+    const condition = (site: WaitSite) => `rank == ${ctx.table.entries[site.chunk]!.chunk.dst}u && ${guardToWgsl(site.guard, ctx.name)}`;
+    group.forEach((site, i) => {
+      heading?.(at + i);
+      w.line(`// wait ${describe(ctx, site.chunk)}`);
+    });
+    if (group.length === 1) {
+      const site = group[0]!;
+      w.block(`if (${condition(site)})`, () =>
+        emitJoinedSpin(w, () => {
+          w.line(`let wait_chunk = ${site.chunk}u;`);
+          w.line('var wait_first = 0u;');
+          w.line('var wait_end = 0u;');
+          emitWaitParts(w, ctx, site);
+          w.line(spinParts);
+        }),
+      );
+      continue;
+    }
+    w.block('', () => {
+      w.line('var wait_need = 0u;');
+      group.forEach((site, i) => w.line(`if (${condition(site)}) { wait_need |= ${(2 ** i) >>> 0}u; }`));
+      w.block('if (wait_need != 0u)', () =>
+        emitJoinedSpin(w, () => {
+          w.block('for (var bits = wait_need; ok == 1u && bits != 0u; bits &= bits - 1u)', () => {
+            w.line('var wait_chunk = 0u;');
+            w.line('var wait_first = 0u;');
+            w.line('var wait_end = 0u;');
+            w.block('switch countTrailingZeros(bits)', () => {
+              group.forEach((site, i) =>
+                w.block(`case ${i}u:`, () => {
+                  w.line(`wait_chunk = ${site.chunk}u;`);
+                  emitWaitParts(w, ctx, site);
+                }),
+              );
+              w.line('default: {}');
+            });
+            w.line(spinParts);
+          });
+        }),
+      );
+    });
+  }
 }
 
 /**

@@ -22,13 +22,14 @@ import {
   type StoreOp,
   type TileValue,
   type Value,
+  type WaitOp,
 } from '@syncopate/ir';
 import { controlLayout } from '../control.js';
 import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
 import { chunkTable, siteRows, type ChunkTable, type PartShape, type StoreRows } from '../gpu-signal/chunk-table.js';
 import { alignChunks } from '@syncopate/passes';
 import { chunkDescriptors } from '../gpu-signal/descriptors.js';
-import { emitArrive, emitPublishCall, emitSignalFunctions, emitTokenWorkgroups, emitWait, type SignalContext } from '../gpu-signal/emit-signal.js';
+import { emitArrive, emitPublishCall, emitSignalFunctions, emitTokenWorkgroups, emitWaits, type SignalContext } from '../gpu-signal/emit-signal.js';
 import { deviceView, singleDeviceView, type DeviceView } from '../placement/device-view.js';
 import { chunkRoutes, PhaseError, planPhases, type PhasePlan } from '../placement/phases.js';
 import { kernelTables, type KernelTables } from './tables.js';
@@ -358,6 +359,14 @@ class KernelEmitter {
 
   private block(ops: readonly Op[]): void {
     ops.forEach((op, i) => {
+      if (op.op === 'wait') {
+        // A run of waits shares one spin (emitWaits): emitted at its first wait.
+        if (ops[i - 1]?.op === 'wait') return;
+        const run: WaitOp[] = [];
+        for (let j = i; ops[j]?.op === 'wait'; j++) run.push(ops[j] as WaitOp);
+        const sites = run.map((wait) => ({ chunk: this.chunkIndex.get(wait.chunk.id)!, guard: wait.guard, rows: this.readRows(wait.chunk.id) }));
+        return emitWaits(this.w, this.signal, sites, (k) => this.opComment(run[k]!));
+      }
       const sharedLoad = (o: Op | undefined) => o?.op === 'load' && this.layout.shared.has(o.result.id);
       this.opComment(op, sharedLoad(op) ? 'staged' : undefined);
       // Staged loads come in runs: one barrier before (the previous dot is done reading) and one after.
@@ -446,7 +455,7 @@ class KernelEmitter {
       case 'yield':
         return; // the loop emitter assigns the carried values
       case 'wait':
-        return emitWait(w, this.signal, this.chunkIndex.get(op.chunk.id)!, op.guard, this.readRows(op.chunk.id));
+        throw new Error('waits are emitted in runs by block()');
       case 'arrive':
         return emitArrive(w, this.signal, this.chunkIndex.get(op.chunk.id)!, op.guard);
       case 'reduce':
