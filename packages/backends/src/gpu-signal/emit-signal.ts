@@ -307,38 +307,54 @@ function emitJoinedSpin(w: WgslWriter, poll: () => void): void {
   w.line('storageBarrier();');
 }
 
-const spinParts = 'for (var part = wait_first; part < wait_end; part++) { if (spin_flag(part, wait_chunk, rank) == 0u) { ok = 0u; break; } }';
+const waitCondition = (ctx: SignalContext, site: WaitSite) => `rank == ${ctx.table.entries[site.chunk]!.chunk.dst}u && ${guardToWgsl(site.guard, ctx.name)}`;
 
 /**
- * On each wait's destination rank, where its guard holds: spin until the parts of its chunk that the
- * tile reads are published. A run of waits (ring attention has 2·R·(R−1) at the top of its KV loop)
- * sets bits of one word and shares a single spin: inlined once per wait, the spins made the loop body
- * many times larger than the tile's own work.
+ * On the chunk's destination rank, where the guard holds: spin until the chunk's parts are published:
+ * with `rows` (what the tile reads of the chunk's tensor), only the parts those rows meet.
  */
-export function emitWaits(w: WgslWriter, ctx: SignalContext, sites: readonly WaitSite[], heading?: (site: number) => void): void {
+export function emitWait(w: WgslWriter, ctx: SignalContext, site: WaitSite): void {
+  const e = ctx.table.entries[site.chunk]!;
+  const [lo, hi] = [e.chunk.region.lo[0]!, e.chunk.region.hi[0]!];
+  w.line(`// wait ${describe(ctx, site.chunk)}`);
+  w.block(`if (${waitCondition(ctx, site)})`, () =>
+    emitJoinedSpin(w, () => {
+      if (site.rows) {
+        const start = affineToWgsl(site.rows.offset, ctx.name);
+        w.line(`let r0 = max(${start}, ${lo});`);
+        w.line(`let r1 = min(${start} + ${site.rows.extent}, ${hi});`);
+      } else {
+        w.line(`let r0 = ${lo};`);
+        w.line(`let r1 = ${hi};`);
+      }
+      // With column parts, every part across the rows read (a superset of the columns read).
+      const part = e.colParts > 1 ? `u32(p) * ${e.colParts}u + q` : 'u32(p)';
+      w.line(`${rowPartLoop(e, lo, e.colParts > 1 ? 'ok == 1u && ' : '')} {`);
+      if (e.colParts > 1) w.line(`  for (var q = 0u; q < ${e.colParts}u; q++) {`);
+      w.line(`  if (spin_flag(${e.firstPart}u + ${part}, ${site.chunk}u, rank) == 0u) { ok = 0u; break; }`);
+      if (e.colParts > 1) w.line('  }');
+      w.line('}');
+    }),
+  );
+}
+
+/**
+ * A run of waits inside a loop: their guards set bits of one word and a single spin polls the chunks
+ * whose bits are set. Ring attention has 2·R·(R−1) waits at the top of its KV loop; one spin inlined
+ * per wait made that loop body many times the tile's own work (ring-attn, 4 ranks on the H100: fused
+ * 1.705 → 1.421 ms). Waits outside loops (a GEMM tile's, before its K loop) keep a spin each: grouped,
+ * ag-gemm ran 2–8% slower (benchmarks/results/h100-2026-11-25b/call14).
+ */
+export function emitWaitGroup(w: WgslWriter, ctx: SignalContext, sites: readonly WaitSite[], heading: (site: number) => void): void {
   for (let at = 0; at < sites.length; at += WAITS_PER_GROUP) {
     const group = sites.slice(at, at + WAITS_PER_GROUP);
-    const condition = (site: WaitSite) => `rank == ${ctx.table.entries[site.chunk]!.chunk.dst}u && ${guardToWgsl(site.guard, ctx.name)}`;
     group.forEach((site, i) => {
-      heading?.(at + i);
+      heading(at + i);
       w.line(`// wait ${describe(ctx, site.chunk)}`);
     });
-    if (group.length === 1) {
-      const site = group[0]!;
-      w.block(`if (${condition(site)})`, () =>
-        emitJoinedSpin(w, () => {
-          w.line(`let wait_chunk = ${site.chunk}u;`);
-          w.line('var wait_first = 0u;');
-          w.line('var wait_end = 0u;');
-          emitWaitParts(w, ctx, site);
-          w.line(spinParts);
-        }),
-      );
-      continue;
-    }
     w.block('', () => {
       w.line('var wait_need = 0u;');
-      group.forEach((site, i) => w.line(`if (${condition(site)}) { wait_need |= ${(2 ** i) >>> 0}u; }`));
+      group.forEach((site, i) => w.line(`if (${waitCondition(ctx, site)}) { wait_need |= ${(2 ** i) >>> 0}u; }`));
       w.block('if (wait_need != 0u)', () =>
         emitJoinedSpin(w, () => {
           w.block('for (var bits = wait_need; ok == 1u && bits != 0u; bits &= bits - 1u)', () => {
@@ -354,7 +370,7 @@ export function emitWaits(w: WgslWriter, ctx: SignalContext, sites: readonly Wai
               );
               w.line('default: {}');
             });
-            w.line(spinParts);
+            w.line('for (var part = wait_first; part < wait_end; part++) { if (spin_flag(part, wait_chunk, rank) == 0u) { ok = 0u; break; } }');
           });
         }),
       );

@@ -29,7 +29,7 @@ import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
 import { chunkTable, siteRows, type ChunkTable, type PartShape, type StoreRows } from '../gpu-signal/chunk-table.js';
 import { alignChunks } from '@syncopate/passes';
 import { chunkDescriptors } from '../gpu-signal/descriptors.js';
-import { emitArrive, emitPublishCall, emitSignalFunctions, emitTokenWorkgroups, emitWaits, type SignalContext } from '../gpu-signal/emit-signal.js';
+import { emitArrive, emitPublishCall, emitSignalFunctions, emitTokenWorkgroups, emitWait, emitWaitGroup, type SignalContext, type WaitSite } from '../gpu-signal/emit-signal.js';
 import { deviceView, singleDeviceView, type DeviceView } from '../placement/device-view.js';
 import { chunkRoutes, PhaseError, planPhases, type PhasePlan } from '../placement/phases.js';
 import { kernelTables, type KernelTables } from './tables.js';
@@ -359,13 +359,12 @@ class KernelEmitter {
 
   private block(ops: readonly Op[]): void {
     ops.forEach((op, i) => {
-      if (op.op === 'wait') {
-        // A run of waits shares one spin (emitWaits): emitted at its first wait.
+      // Inside a loop, a run of waits shares one spin (emitWaitGroup), emitted at its first wait.
+      if (op.op === 'wait' && this.loopDepth > 0 && (ops[i - 1]?.op === 'wait' || ops[i + 1]?.op === 'wait')) {
         if (ops[i - 1]?.op === 'wait') return;
         const run: WaitOp[] = [];
         for (let j = i; ops[j]?.op === 'wait'; j++) run.push(ops[j] as WaitOp);
-        const sites = run.map((wait) => ({ chunk: this.chunkIndex.get(wait.chunk.id)!, guard: wait.guard, rows: this.readRows(wait.chunk.id) }));
-        return emitWaits(this.w, this.signal, sites, (k) => this.opComment(run[k]!));
+        return emitWaitGroup(this.w, this.signal, run.map((wait) => this.waitSite(wait)), (k) => this.opComment(run[k]!));
       }
       const sharedLoad = (o: Op | undefined) => o?.op === 'load' && this.layout.shared.has(o.result.id);
       this.opComment(op, sharedLoad(op) ? 'staged' : undefined);
@@ -455,7 +454,7 @@ class KernelEmitter {
       case 'yield':
         return; // the loop emitter assigns the carried values
       case 'wait':
-        throw new Error('waits are emitted in runs by block()');
+        return emitWait(w, this.signal, this.waitSite(op));
       case 'arrive':
         return emitArrive(w, this.signal, this.chunkIndex.get(op.chunk.id)!, op.guard);
       case 'reduce':
@@ -742,6 +741,10 @@ class KernelEmitter {
   }
 
   /** The rows a tile reads of a chunk's tensor, from the loads that wait for it (see `siteRows`). */
+  private waitSite(wait: WaitOp): WaitSite {
+    return { chunk: this.chunkIndex.get(wait.chunk.id)!, guard: wait.guard, rows: this.readRows(wait.chunk.id) };
+  }
+
   private readRows(chunkId: number): StoreRows | undefined {
     const sites = alignChunks(this.module).waits.filter((u) => u.chunk.value.id === chunkId).map((u) => u.site);
     return siteRows(this.module, sites);

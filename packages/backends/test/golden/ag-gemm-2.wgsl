@@ -191,42 +191,35 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   var v_acc: array<f32, 4>;
   // wait %c0 when %pm in [0, 2)
   // wait %c0: @A[0:64, 0:64] rank 0 -> rank 1, step 0 (copy)
+  if (rank == 1u && (v_pm >= 0 && v_pm < 2)) {
+    workgroupBarrier();
+    if (lid == 0u) {
+      var ok = 1u;
+      let r0 = max(32 * v_pm, 0);
+      let r1 = min(32 * v_pm + 32, 64);
+      for (var p = (r0 - 0) / 64; r0 < r1 && p <= (r1 - 1 - 0) / 64; p++) {
+        if (spin_flag(0u + u32(p), 0u, rank) == 0u) { ok = 0u; break; }
+      }
+      wg.u = ok;
+    }
+    if (workgroupUniformLoad(&wg.u) == 0u) { return; }
+    storageBarrier();
+  }
   // wait %c1 when %pm in [2, 4)
   // wait %c1: @A[64:128, 0:64] rank 1 -> rank 0, step 0 (copy)
-  {
-    var wait_need = 0u;
-    if (rank == 1u && (v_pm >= 0 && v_pm < 2)) { wait_need |= 1u; }
-    if (rank == 0u && (v_pm >= 2 && v_pm < 4)) { wait_need |= 2u; }
-    if (wait_need != 0u) {
-      workgroupBarrier();
-      if (lid == 0u) {
-        var ok = 1u;
-        for (var bits = wait_need; ok == 1u && bits != 0u; bits &= bits - 1u) {
-          var wait_chunk = 0u;
-          var wait_first = 0u;
-          var wait_end = 0u;
-          switch countTrailingZeros(bits) {
-            case 0u: {
-              wait_chunk = 0u;
-              let r0 = max(32 * v_pm, 0);
-              let r1 = min(32 * v_pm + 32, 64);
-              if (r0 < r1) { wait_first = 0u + u32((r0 - 0) / 64) * 1u; wait_end = 0u + u32((r1 - 1 - 0) / 64) * 1u + 1u; }
-            }
-            case 1u: {
-              wait_chunk = 1u;
-              let r0 = max(32 * v_pm, 64);
-              let r1 = min(32 * v_pm + 32, 128);
-              if (r0 < r1) { wait_first = 1u + u32((r0 - 64) / 64) * 1u; wait_end = 1u + u32((r1 - 1 - 64) / 64) * 1u + 1u; }
-            }
-            default: {}
-          }
-          for (var part = wait_first; part < wait_end; part++) { if (spin_flag(part, wait_chunk, rank) == 0u) { ok = 0u; break; } }
-        }
-        wg.u = ok;
+  if (rank == 0u && (v_pm >= 2 && v_pm < 4)) {
+    workgroupBarrier();
+    if (lid == 0u) {
+      var ok = 1u;
+      let r0 = max(32 * v_pm, 64);
+      let r1 = min(32 * v_pm + 32, 128);
+      for (var p = (r0 - 64) / 64; r0 < r1 && p <= (r1 - 1 - 64) / 64; p++) {
+        if (spin_flag(1u + u32(p), 1u, rank) == 0u) { ok = 0u; break; }
       }
-      if (workgroupUniformLoad(&wg.u) == 0u) { return; }
-      storageBarrier();
+      wg.u = ok;
     }
+    if (workgroupUniformLoad(&wg.u) == 0u) { return; }
+    storageBarrier();
   }
   // %acc_out = for %k = 0 to 64 step 16 iter(%acc_it = %acc) -> (tile<32x32xf32>)
   var v_acc_it = v_acc;
