@@ -4,7 +4,7 @@
  * (core's modelBench), and prints the table and, per row, how far the fused prediction is from the
  * measured time. No device needed: the model can be changed and checked against every recorded run.
  *
- *   node dist/model-suite.mjs benchmarks/results/.../suite.jsonl [...]
+ *   node dist/model-suite.mjs benchmarks/results/h100-2026-11-25b/final-suite.jsonl [more.jsonl ...]
  */
 import { readFileSync } from 'node:fs';
 import { costModelTable, modelBench, type BenchReport, type RunOptions } from '@syncopate/core';
