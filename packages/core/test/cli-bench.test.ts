@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/cli/args.js';
-import { benchRuns } from '../src/cli/bench-args.js';
+import { benchRuns, configurations } from '../src/cli/bench-args.js';
 import { overlapEfficiency, summarizeBench, type BenchReport } from '../src/bench.js';
 import { WORKLOAD_NAMES } from '../src/workloads/index.js';
 import { cli } from './cli-harness.js';
@@ -19,7 +19,20 @@ describe('syncopate bench: the command line', () => {
     expect(runs.filter((r) => r.workload === 'ag-gemm').map((r) => `${r.order}/${r.chunksPerRank}`)).toEqual(['row-major/1', 'row-major/2', 'grouped/1', 'grouped/2']);
   });
 
+  it('passes --verify-rows and --no-robustness to every run of bench and tune, and --verify-rows to run', () => {
+    for (const kind of ['bench', 'tune'] as const) {
+      const cmd = parseCommandLine([kind, 'gemm-rs', '--verify-rows', '16', '--no-robustness']);
+      if (cmd.kind !== kind) throw new Error(cmd.kind);
+      expect(configurations(cmd)).toEqual([expect.objectContaining({ workload: 'gemm-rs', verifyRows: 16, robustness: false })]);
+    }
+    const run = parseCommandLine(['run', 'ag-gemm', '--verify-rows', '3']);
+    if (run.kind !== 'run') throw new Error(run.kind);
+    expect(run.options.verifyRows).toBe(3);
+    expect('verifyRows' in configurations(parseCommandLine(['bench', 'gemm-rs']) as Parameters<typeof configurations>[0])[0]!).toBe(false);
+  });
+
   it.each([
+    [['bench', 'ag-gemm', '--verify-rows', '0'], /--verify-rows must be a positive integer/],
     [['bench'], /bench needs a workload or all/],
     [['bench', 'nope'], /unknown workload 'nope'/],
     [['bench', 'ag-gemm', '--order', 'row-major,sideways'], /--order must be one of/],

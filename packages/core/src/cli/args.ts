@@ -91,6 +91,7 @@ const OPTIONS = {
   'dump-wgsl': { type: 'string' },
   target: { type: 'string' },
   'no-robustness': { type: 'boolean' },
+  'verify-rows': { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -99,9 +100,9 @@ export type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends '
 const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'order'];
 const ALLOWED: Record<'compile' | 'run' | 'bench' | 'tune', readonly OptionName[]> = {
   compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan', 'dump-wgsl', 'target'],
-  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl', 'target', 'no-robustness'],
-  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out', 'trace', 'tuned', 'no-robustness'],
-  tune: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup'],
+  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl', 'target', 'no-robustness', 'verify-rows'],
+  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out', 'trace', 'tuned', 'no-robustness', 'verify-rows'],
+  tune: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'no-robustness', 'verify-rows'],
 };
 const COMMANDS = ['compile', 'run', 'bench', 'tune', 'help'] as const;
 /** What the IR file itself says (ranks, shapes, dtypes, how A's shards move), so they do not go with `--ir`. */
@@ -213,8 +214,8 @@ function compileCommand(name: string | undefined, v: Values): CompileCommand {
 }
 
 /** `{ [key]: value }`, or nothing when the option was not given. */
-function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
+export function optional<K extends string, T>(key: K, value: T | undefined): { [P in K]?: T } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: T };
 }
 
 function runCommand(workload: Workload, v: Values): RunCommand {
@@ -239,6 +240,7 @@ function runCommand(workload: Workload, v: Values): RunCommand {
       ...(devices === undefined ? {} : { devices }),
       ...(ranksPerDevice === undefined ? {} : { ranksPerDevice }),
       ...(v['no-robustness'] && { robustness: false }),
+      ...optional('verifyRows', integer('verify-rows', v['verify-rows'], 1)),
     },
     json: v.json ?? false,
     ...optional('trace', fileName('trace', v.trace)),

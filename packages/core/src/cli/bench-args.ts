@@ -6,7 +6,7 @@
  */
 import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS } from '../autotune.js';
 import { getWorkload, RUN_ORDERS, UsageError, WORKLOAD_NAMES, type RunOptions, type RunOrder, type Workload, type WorkloadDType, type WorkloadShape } from '../workloads/index.js';
-import { DEFAULT_SEED, DTYPES, fileName, integer, oneOf, type Values } from './args.js';
+import { DEFAULT_SEED, DTYPES, fileName, integer, oneOf, optional, type Values } from './args.js';
 
 export const DEFAULT_BENCH_RUNS = 20;
 export const DEFAULT_BENCH_WARMUP = 5;
@@ -27,6 +27,8 @@ export interface SweepOptions {
   readonly seed: number;
   /** false (`--no-robustness`): the devices skip Dawn's bounds checks (`OpenGpuOptions.robustness`). */
   readonly robustness?: boolean;
+  /** `--verify-rows`: check this many sampled output rows, not all (RunWorkloadOptions.verifyRows). */
+  readonly verifyRows?: number;
   readonly runs: number;
   readonly warmup: number;
   readonly json: boolean;
@@ -80,6 +82,8 @@ function sweepOptions(command: string, name: string | undefined, v: Values, defa
     runs: integer('runs', v.runs, 1) ?? defaults.runs,
     warmup: integer('warmup', v.warmup, 0) ?? DEFAULT_BENCH_WARMUP,
     json: v.json ?? false,
+    ...(v['no-robustness'] && { robustness: false }),
+    ...optional('verifyRows', integer('verify-rows', v['verify-rows'], 1)),
   };
 }
 
@@ -97,7 +101,6 @@ export function benchCommand(name: string | undefined, v: Values): BenchCommand 
     out: fileName('out', v.out, 'a directory name'),
     trace: fileName('trace', v.trace),
     tuned: tuned(v),
-    ...(v['no-robustness'] && { robustness: false }),
   };
 }
 
@@ -119,6 +122,7 @@ export function configurations(cmd: SweepOptions): RunOptions[] {
     ...(cmd.devices === undefined ? {} : { devices: cmd.devices }),
     ...(cmd.ranksPerDevice === undefined ? {} : { ranksPerDevice: cmd.ranksPerDevice }),
     ...(cmd.robustness === false && { robustness: false }),
+    ...(cmd.verifyRows === undefined ? {} : { verifyRows: cmd.verifyRows }),
   }));
 }
 

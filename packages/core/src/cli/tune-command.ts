@@ -57,7 +57,7 @@ function formatTune(r: TuneResult, file: string): string {
 }
 
 export async function tuneCommandRun(cmd: TuneCommand, io: CliIO): Promise<number> {
-  const handles = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' } });
+  const handles = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' }, ...(cmd.robustness === false && { gpu: { robustness: false } }) });
   const cache = TuneCache.open();
   const results: TuneResult[] = [];
   try {

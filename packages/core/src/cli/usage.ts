@@ -62,6 +62,9 @@ run:
                             through the host (peer-copy), chunks within one stay on the GPU
   --ranks-per-device K      ranks on each device (default: ranks / devices, rounded up)
   --seed S                  seed of the inputs, 0 to 4294967295 (default ${DEFAULT_SEED})
+  --verify-rows N           check N output rows spread over the output (every column) against the
+                            CPU reference instead of all of it: at GPU shapes the whole reference
+                            takes minutes; the report still says verified
   --no-robustness           open the devices without Dawn's bounds checks on shader memory (an
                             out-of-bounds access is undefined; the compiler's kernels guard their
                             edges); the report says which ran
@@ -72,7 +75,7 @@ run:
                             (ui.perfetto.dev, chrome://tracing) of each device's dispatches per rank,
                             the transfers between devices and the host's waits for them
 
-bench (also --ranks, --m --n --k, --dtype, --devices, --ranks-per-device, --seed, --no-robustness; a shape option
+bench (also --ranks, --m --n --k, --dtype, --devices, --ranks-per-device, --seed, --no-robustness, --verify-rows; a shape option
 applies to every workload, which otherwise keeps its defaults):
   --order O1,O2,...         tile orders to compare (default chunk-arrival): a tile-order ablation
   --chunks-per-rank C1,...  chunk counts to compare (default 1): a chunk-size sweep
