@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarize, WARMUP_BUSY_MS, warmUntilSettled } from '../src/stats.js';
+import { summarize, WARMUP_BUSY_MS, warmUntilSettled, warmupBusyMsFor } from '../src/stats.js';
 import { rowSample } from '../src/run.js';
 
 describe('summarize', () => {
@@ -52,5 +52,15 @@ describe('warmUntilSettled', () => {
     const b = batches([0]);
     await warmUntilSettled(b.batch, WARMUP_BUSY_MS);
     expect(b.calls()).toBe(1000 + 2);
+  });
+});
+
+describe('warmupBusyMsFor', () => {
+  it('keeps a GPU busy a second before timing, and a software adapter not at all', () => {
+    const gpu = { placement: { kind: 'pci' } };
+    const software = { placement: { kind: 'software' } };
+    expect(warmupBusyMsFor([software, software])).toBe(0);
+    expect(warmupBusyMsFor([gpu])).toBe(WARMUP_BUSY_MS);
+    expect(warmupBusyMsFor([software, gpu])).toBe(WARMUP_BUSY_MS);
   });
 });

@@ -6,10 +6,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDevices, type DeviceHandle } from '@syncopate/runtime';
+import { openDevices } from '@syncopate/runtime';
 import { benchTable, benchWorkload, formatBenchSummary, summarizeBench, type BenchReport } from '../bench.js';
 import { costModelTable, modelBench } from '../cost-report.js';
 import { speedupSvg, timelineSvg, traceTimeline } from '../plots.js';
+import { warmupBusyMsFor } from '../stats.js';
 import { traceRun, type ChromeTrace } from '../trace.js';
 import type { RunOptions } from '../workloads/index.js';
 import { benchRuns, configurations, type BenchCommand } from './bench-args.js';
@@ -36,11 +37,11 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
   if (cmd.trace !== undefined) checkTraceFile(cmd.trace);
   const limits = await adapterBufferLimits();
   if (limits !== undefined) for (const r of runs) checkRunFits(r, limits);
-  const handles: DeviceHandle[] = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' }, ...(cmd.robustness === false && { gpu: { robustness: false } }) });
+  const handles = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' }, ...(cmd.robustness === false && { gpu: { robustness: false } }) });
   const reports: BenchReport[] = [];
   if (cmd.tuned) {
     const tuned: RunOptions[] = [];
-    for (const run of configurations(cmd)) tuned.push(await tunedRun(run, handles, cmd, io));
+    for (const run of configurations(cmd)) tuned.push(await tunedRun(run, handles, { warmup: cmd.warmup, warmupBusyMs: warmupBusyMsFor(handles) }, io));
     runs = tuned;
   }
   const total = runs.length * STEPS_PER_ROW;
@@ -54,6 +55,8 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
         handles,
         runs: cmd.runs,
         warmup: cmd.warmup,
+        // Without a busy second first, the H100 ran these at idle clocks: 3 to 4x the suite's times (call 15).
+        warmupBusyMs: warmupBusyMsFor(handles),
         onVariant: (variant) => io.progress?.(progressBar(++done, total, `${run.workload} ${variant}`)),
       });
       reports.push(report);

@@ -13,8 +13,12 @@ import type { RunOptions } from '../workloads/index.js';
 import { configurations, type SweepOptions, type TuneCommand } from './bench-args.js';
 import type { CliIO } from './commands.js';
 import { formatMs } from './report.js';
+import { warmupBusyMsFor } from '../stats.js';
 
-async function tuneOne(run: RunOptions, handles: readonly DeviceHandle[], cmd: Pick<SweepOptions, 'runs' | 'warmup'> & Partial<Pick<SweepOptions, 'orders' | 'chunksPerRank'>>, io: CliIO): Promise<TuneResult> {
+/** `warmupBusyMs`: GPU time to keep the device busy before timing (warmupBusyMsFor the devices). */
+type TuneTiming = Pick<SweepOptions, 'runs' | 'warmup'> & Partial<Pick<SweepOptions, 'orders' | 'chunksPerRank'>> & { readonly warmupBusyMs?: number };
+
+async function tuneOne(run: RunOptions, handles: readonly DeviceHandle[], cmd: TuneTiming, io: CliIO): Promise<TuneResult> {
   return tune({
     ...run,
     handles,
@@ -22,18 +26,19 @@ async function tuneOne(run: RunOptions, handles: readonly DeviceHandle[], cmd: P
     chunksPerRank: cmd.chunksPerRank ?? DEFAULT_TUNE_CHUNKS,
     timedRuns: cmd.runs,
     warmupRuns: cmd.warmup,
+    warmupBusyMs: cmd.warmupBusyMs ?? 0,
     onTrial: (t, { done, total }) => io.progress?.(`tuning ${run.workload}: ${done}/${total} (tile ${blockLabel(t.block)}, ${t.order}, ${t.chunksPerRank} chunks/rank)`),
   });
 }
 
 /** `run` at the tile, order and chunk count the cache holds for it on these devices; tuned now if absent. */
-export async function tunedRun(run: RunOptions, handles: readonly DeviceHandle[], cmd: Pick<SweepOptions, 'warmup'>, io: CliIO): Promise<RunOptions> {
+export async function tunedRun(run: RunOptions, handles: readonly DeviceHandle[], cmd: Pick<TuneTiming, 'warmup' | 'warmupBusyMs'>, io: CliIO): Promise<RunOptions> {
   const cache = TuneCache.open();
   const key = tuneKey(adapterLabel(handles[0]!, handles.length), run);
   let result = cache.get(key);
   if (result === undefined) {
     io.err(`syncopate: no tuned choice for ${run.workload} on this adapter in ${cache.file}; tuning it now`);
-    result = await tuneOne(run, handles, { runs: 10, warmup: cmd.warmup }, io);
+    result = await tuneOne(run, handles, { runs: 10, ...cmd }, io);
     cache.put(result);
   }
   const { order, chunksPerRank, block } = result.best;
@@ -62,7 +67,7 @@ export async function tuneCommandRun(cmd: TuneCommand, io: CliIO): Promise<numbe
   const results: TuneResult[] = [];
   try {
     for (const run of configurations(cmd)) {
-      const result = await tuneOne(run, handles, cmd, io);
+      const result = await tuneOne(run, handles, { ...cmd, warmupBusyMs: warmupBusyMsFor(handles) }, io);
       cache.put(result);
       results.push(result);
     }
