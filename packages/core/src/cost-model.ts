@@ -20,6 +20,7 @@
  */
 import type { ChunkPlan, Module, Op } from '@syncopate/ir';
 import { volume } from '@syncopate/ir';
+import { summarize } from './stats.js';
 
 export interface CostModelParams {
   /** Compute time of one tile, all of a device's tiles running together (throughput). */
@@ -138,10 +139,7 @@ export function shareOfDevice(rows: readonly { geometry: WorkloadGeometry; param
     if (!((geometry.localShare ?? 0) > 0) || hidden <= 1e-9) return [];
     return [Math.min(1, Math.max(0, (fusedMs - p.fused) / (hidden * geometry.localShare!)))];
   });
-  if (shares.length === 0) return 0;
-  const sorted = [...shares].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return shares.length === 0 ? 0 : summarize(shares).median;
 }
 
 /**

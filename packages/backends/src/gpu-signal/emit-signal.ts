@@ -106,7 +106,7 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
 }
 
 /** Elements of a part each invocation moves a round; see emitMoveChunk. */
-export const MOVE_UNROLL = 4;
+const MOVE_UNROLL = 4;
 /** Members of a merged reduce-add each round reads before adding. */
 const MEMBER_GROUP = 4;
 

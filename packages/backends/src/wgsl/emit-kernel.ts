@@ -740,11 +740,11 @@ class KernelEmitter {
     return Math.ceil(this.elements(load) / (this.t.tx * this.t.ty));
   }
 
-  /** The rows a tile reads of a chunk's tensor, from the loads that wait for it (see `siteRows`). */
   private waitSite(wait: WaitOp): WaitSite {
     return { chunk: this.chunkIndex.get(wait.chunk.id)!, guard: wait.guard, rows: this.readRows(wait.chunk.id) };
   }
 
+  /** The rows a tile reads of a chunk's tensor, from the loads that wait for it (see `siteRows`). */
   private readRows(chunkId: number): StoreRows | undefined {
     const sites = alignChunks(this.module).waits.filter((u) => u.chunk.value.id === chunkId).map((u) => u.site);
     return siteRows(this.module, sites);

@@ -9,11 +9,11 @@ import { blockLabel, DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS, tune, tuneKey, ty
 import { sameBlock } from '../tune-blocks.js';
 import { TuneCache } from './tune-cache.js';
 import { adapterLabel } from '../run.js';
+import { warmupBusyMsFor } from '../stats.js';
 import type { RunOptions } from '../workloads/index.js';
 import { configurations, type SweepOptions, type TuneCommand } from './bench-args.js';
 import type { CliIO } from './commands.js';
 import { formatMs } from './report.js';
-import { warmupBusyMsFor } from '../stats.js';
 
 /** `warmupBusyMs`: GPU time to keep the device busy before timing (warmupBusyMsFor the devices). */
 type TuneTiming = Pick<SweepOptions, 'runs' | 'warmup'> & Partial<Pick<SweepOptions, 'orders' | 'chunksPerRank'>> & { readonly warmupBusyMs?: number };
