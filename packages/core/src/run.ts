@@ -86,12 +86,6 @@ export interface RunWorkloadOptions extends RunOptions {
    */
   readonly verify?: boolean;
   /**
-   * Check about this many rows (axis 0) of each output, spread over it, instead of all: the timed
-   * kernel checked at GPU shapes, where the full CPU reference would take minutes (the GEMMs compute
-   * only these rows of it; see `Workload.reference`). Every column of a sampled row is checked.
-   */
-  readonly verifyRows?: number;
-  /**
    * After the timed runs, this many runs more, phase by phase, each phase timed on its own (GPU
    * timestamps, one device only): `commMs` sums the phases that run no tiles. Of a sequential run
    * (bench.ts) that is its communication, timed alone. Skipped where the device has no timestamps.

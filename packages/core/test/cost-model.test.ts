@@ -89,7 +89,7 @@ describe('cost model', () => {
 
   it('predicts each configuration with the share of the others: no row predicts itself', () => {
     const shape = { m: 256, n: 128, k: 64 };
-    const run = (workload: 'ag-gemm' | 'gemm-rs'): RunOptions => ({ workload, ranks: 4, shape, dtype: 'f32', devices: 1 });
+    const run = (workload: 'ag-gemm' | 'gemm-rs'): RunOptions => ({ workload, ranks: 4, shape, dtype: 'f32', devices: 1, order: 'chunk-arrival', backend: 'auto', seed: 1 });
     const report = (fusedMs: number) =>
       ({
         devices: 1,

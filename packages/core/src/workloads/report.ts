@@ -35,6 +35,12 @@ export interface RunOptions {
   readonly ranksPerDevice?: number;
   /** false: the devices the run opens skip Dawn's bounds checks (`OpenGpuOptions.robustness`). */
   readonly robustness?: boolean;
+  /**
+   * Check about this many rows (axis 0) of each output, spread over it, instead of all: the timed
+   * kernel checked at GPU shapes, where the full CPU reference would take minutes (the GEMMs compute
+   * only these rows of it; see `Workload.reference`). Every column of a sampled row is checked.
+   */
+  readonly verifyRows?: number;
 }
 
 export interface RunReport {
