@@ -15,7 +15,7 @@ interface Line {
   readonly report: BenchReport;
 }
 
-export function readSuiteLines(files: readonly string[]): Line[] {
+function readSuiteLines(files: readonly string[]): Line[] {
   return files.flatMap((f) =>
     readFileSync(f, 'utf8')
       .split('\n')
