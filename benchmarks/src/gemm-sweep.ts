@@ -17,7 +17,7 @@
  * kernel itself at 4096³ on uniform [-1, 1) f16 data, its output compared on sampled rows with a
  * CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
  *
- *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
+ *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy|where] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
  *                            writes gemm-sweep.json; --emulate [--exact 128x128x64]: checks on lavapipe;
  *                            --print SIZE: the WGSL of the first selected variant for SIZE³
  */
@@ -41,6 +41,18 @@ export interface Variant {
   readonly swizzle?: boolean;
   /** staged: false loads each step's words after the barrier and stores them at once (no registers live across the MMAs). */
   readonly prefetch?: boolean;
+  /**
+   * staged: `rotated` writes each word's four 32-bit parts starting at part (lane / 8) mod 4, so the
+   * 2-byte stores of one instruction fall in different banks (in order, the lanes of a warp write
+   * 16 bytes apart: a 4-way conflict per store).
+   */
+  readonly stores?: 'rotated';
+  /**
+   * staged, a probe of where the time goes (not a GEMM: unchecked): `no-put` stores no step after the
+   * first into workgroup memory, `no-fetch` loads no step after the first from storage, `no-load`
+   * loads the workgroup matrices once, before the loop.
+   */
+  readonly probe?: 'no-put' | 'no-fetch' | 'no-load';
 }
 
 const tileOf = (v: Variant) => ({ bm: v.sm * v.fm * 16, bn: v.sn * v.fn * 16 });
@@ -48,7 +60,7 @@ const tileOf = (v: Variant) => ({ bm: v.sm * v.fm * 16, bn: v.sn * v.fn * 16 });
 export function variantName(v: Variant): string {
   const { bm, bn } = tileOf(v);
   const extra = v.kind === 'staged' ? `x${v.bk} pad${v.pad ?? 8}` : v.kind === 'direct' ? ` ku${v.ku ?? 1}` : '';
-  return `${v.kind} ${bm}x${bn}${extra} sg${v.sm}x${v.sn} f${v.fm}x${v.fn}${v.swizzle === false ? ' rowmajor-order' : ''}${v.prefetch === false ? ' no-prefetch' : ''}`;
+  return `${v.kind} ${bm}x${bn}${extra} sg${v.sm}x${v.sn} f${v.fm}x${v.fn}${v.swizzle === false ? ' rowmajor-order' : ''}${v.prefetch === false ? ' no-prefetch' : ''}${v.stores ? ` ${v.stores}-stores` : ''}${v.probe ? ` probe:${v.probe}` : ''}`;
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -176,33 +188,36 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   const aPer = aVec / threads;
   const bPer = bVec / threads;
   // Register fetch of step `step`'s tiles: 16-byte loads.
-  const fetch = (step: string) =>
+  const fetch = (step: string) => (v.probe === 'no-fetch' && step !== '0u' ? '' : fetchAlways(step));
+  const fetchAlways = (step: string) =>
     [
       ...range(aPer).map((q) => `ra${q} = a4[((tm * ${bm}u + (lid + ${q * threads}u) / ${bk / 8}u) * ${k}u + ${step} * ${bk}u) / 8u + (lid + ${q * threads}u) % ${bk / 8}u];`),
       ...range(bPer).map((q) => `rb${q} = b4[((${step} * ${bk}u + (lid + ${q * threads}u) / ${bn / 8}u) * ${n}u + tn * ${bn}u) / 8u + (lid + ${q * threads}u) % ${bn / 8}u];`),
     ].join('\n    ');
   const unpack = (array: string, at: string, reg: string) =>
-    ['x', 'y', 'z', 'w']
-      .map((c, i) => `{ let h = bitcast<vec2<f16>>(${reg}.${c}); ${array}[${at} + ${2 * i}u] = h.x; ${array}[${at} + ${2 * i + 1}u] = h.y; }`)
-      .join(' ');
+    v.stores === 'rotated'
+      ? `{ let at = ${at}; let word = ${reg}; ${range(4)
+          .map((i) => `{ let part = (rot + ${i}u) & 3u; let h = bitcast<vec2<f16>>(word[part]); ${array}[at + 2u * part] = h.x; ${array}[at + 2u * part + 1u] = h.y; }`)
+          .join(' ')} }`
+      : ['x', 'y', 'z', 'w'].map((c, i) => `{ let h = bitcast<vec2<f16>>(${reg}.${c}); ${array}[${at} + ${2 * i}u] = h.x; ${array}[${at} + ${2 * i + 1}u] = h.y; }`).join(' ');
   const put = (copy: string) =>
+    v.probe === 'no-put' ? '' : putAlways(copy);
+  const putAlways = (copy: string) =>
     [
       ...range(aPer).map((q) => unpack('sh_a', `${copy} * ${aSize}u + ((lid + ${q * threads}u) / ${bk / 8}u) * ${sa}u + ((lid + ${q * threads}u) % ${bk / 8}u) * 8u`, `ra${q}`)),
       ...range(bPer).map((q) => unpack('sh_b', `${copy} * ${bSize}u + ((lid + ${q * threads}u) / ${bn / 8}u) * ${sb}u + ((lid + ${q * threads}u) % ${bn / 8}u) * 8u`, `rb${q}`)),
     ].join('\n    ');
+  const matrixLoads = (copy: string, s: number) =>
+    [
+      ...range(v.fm).map((i) => ops.load(`a${i}`, 'L', 'sh_a', `${copy} * ${aSize}u + (lrow + ${i * 16}u) * ${sa}u + ${s * 16}u`, `${sa}u`)),
+      ...range(v.fn).map((j) => ops.load(`b${j}`, 'R', 'sh_b', `${copy} * ${bSize}u + ${s * 16 * sb}u + lcol + ${j * 16}u`, `${sb}u`)),
+    ].join('\n      ');
   const compute = (copy: string) =>
     range(bk / 16)
-      .map(
-        (s) => `{
-      ${range(v.fm)
-        .map((i) => ops.load(`a${i}`, 'L', 'sh_a', `${copy} * ${aSize}u + (lrow + ${i * 16}u) * ${sa}u + ${s * 16}u`, `${sa}u`))
-        .join('\n      ')}
-      ${range(v.fn)
-        .map((j) => ops.load(`b${j}`, 'R', 'sh_b', `${copy} * ${bSize}u + ${s * 16 * sb}u + lcol + ${j * 16}u`, `${sb}u`))
-        .join('\n      ')}
+      .map((s) => `{
+      ${v.probe === 'no-load' ? '' : matrixLoads(copy, s)}
       ${mma((i) => `a${i}`, (j) => `b${j}`)}
-    }`,
-      )
+    }`)
       .join('\n    ');
   const steps = k / bk;
   const decls = `var<workgroup> sh_a: array<f16, ${stages * aSize}>;\nvar<workgroup> sh_b: array<f16, ${stages * bSize}>;\n`;
@@ -256,12 +271,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   return `${head}${decls}${entry}
   let lrow = (sg_id / ${v.sn}u) * ${v.fm * 16}u;
   let lcol = (sg_id % ${v.sn}u) * ${v.fn * 16}u;
+  let rot = (lid >> 3u) & 3u; // rotated stores: the part a lane writes first
   ${regs}
   {
     ${fetch('0u')}
-    ${put('0u')}
+    ${putAlways('0u')}
   }
   workgroupBarrier();
+  ${v.probe === 'no-load' ? matrixLoads('0u', 0) : ''}
   ${loop}
   ${store}
 }
@@ -498,6 +515,29 @@ export function nextVariants(): Variant[] {
   ];
 }
 
+/**
+ * 2026-11-25 evening: where a staged step's time goes. The two best tiles and 128x128x32 (two
+ * copies), each as it is, with rotated stores, and with one part left out (probes).
+ */
+export function whereVariants(): Variant[] {
+  const tiles: Variant[] = [
+    { kind: 'staged', sm: 4, sn: 2, fm: 2, fn: 4, bk: 64, pad: 8 },
+    { kind: 'staged', sm: 2, sn: 4, fm: 4, fn: 4, bk: 16, pad: 8 },
+    { kind: 'staged', sm: 4, sn: 2, fm: 2, fn: 4, bk: 32, pad: 8 },
+  ];
+  return [
+    { kind: 'ceiling', sm: 4, sn: 2, fm: 2, fn: 4 },
+    { kind: 'ceiling', sm: 2, sn: 4, fm: 4, fn: 4 },
+    ...tiles.flatMap((t): Variant[] => [
+      t,
+      { ...t, stores: 'rotated' },
+      { ...t, probe: 'no-put' },
+      { ...t, stores: 'rotated', probe: 'no-fetch' },
+      { ...t, stores: 'rotated', probe: 'no-load' },
+    ]),
+  ];
+}
+
 export async function gemmSweep(variants: readonly Variant[], options: SweepOptions = {}, log: (line: string) => void = console.log): Promise<{ adapter: unknown; rows: SweepRow[] }> {
   const size = options.size ?? 4096;
   const [em, en, ek] = options.exact ?? [512, 512, 256];
@@ -516,7 +556,7 @@ export async function gemmSweep(variants: readonly Variant[], options: SweepOpti
         if (emulate) {
           const exactError = await check(device, await Kernel.create(device, variant, exact, true), exact);
           rows.push({ name, variant, exactError, ok: exactError === 0 });
-        } else if (variant.kind === 'ceiling') {
+        } else if (variant.kind === 'ceiling' || variant.probe) {
           const kernel = await Kernel.create(device, variant, timed, false);
           const ms = await settledTimes((runs) => kernel.time(device, runs));
           rows.push({ name, variant, ok: true, ms, tflops: (2 * size ** 3) / (ms.median * 1e-3) / 1e12 });
@@ -533,7 +573,7 @@ export async function gemmSweep(variants: readonly Variant[], options: SweepOpti
       }
       const r = rows[rows.length - 1]!;
       log(
-        `${r.ok ? 'ok  ' : 'FAIL'} ${name.padEnd(44)} ${r.error ?? (r.ms === undefined ? `exact err ${r.exactError} (emulated)` : `${r.ms.median.toFixed(3)} ms ${r.tflops!.toFixed(1).padStart(6)} TFLOP/s${r.exactError === undefined ? ' (no check: ceiling)' : `  exact err ${r.exactError}, ${size}^3 sampled err ${r.timedError!.toExponential(2)}`}`)}`,
+        `${r.ok ? 'ok  ' : 'FAIL'} ${name.padEnd(44)} ${r.error ?? (r.ms === undefined ? `exact err ${r.exactError} (emulated)` : `${r.ms.median.toFixed(3)} ms ${r.tflops!.toFixed(1).padStart(6)} TFLOP/s${r.exactError === undefined ? ` (no check: ${variant.probe ? 'probe' : 'ceiling'})` : `  exact err ${r.exactError}, ${size}^3 sampled err ${r.timedError!.toExponential(2)}`}`)}`,
       );
     }
     return { adapter, rows };
@@ -561,7 +601,7 @@ export async function settledTimes(time: (runs: number) => Promise<number[]>) {
 const isMain = process.argv[1] !== undefined && /gemm-sweep\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
   const { values } = parseArgs({ options: { only: { type: 'string' }, size: { type: 'string' }, exact: { type: 'string' }, emulate: { type: 'boolean' }, set: { type: 'string' }, repeat: { type: 'boolean' }, out: { type: 'string' }, print: { type: 'string' } } });
-  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants };
+  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants, where: whereVariants };
   const all = (sets[values.set ?? ''] ?? defaultVariants)();
   const only = values.only?.split(',');
   const variants = only ? all.filter((v) => only.some((o) => variantName(v).includes(o))) : all;
