@@ -17,7 +17,7 @@
  * kernel itself at 4096³ on uniform [-1, 1) f16 data, its output compared on sampled rows with a
  * CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
  *
- *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy|where] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
+ *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy|where|deep] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
  *                            writes gemm-sweep.json; --emulate [--exact 128x128x64]: checks on lavapipe;
  *                            --print SIZE: the WGSL of the first selected variant for SIZE³
  */
@@ -53,6 +53,8 @@ export interface Variant {
    * loads the workgroup matrices once, before the loop.
    */
   readonly probe?: 'no-put' | 'no-fetch' | 'no-load';
+  /** staged: 2 fetches the words two steps ahead into two register sets (the loop unrolled by two). */
+  readonly depth?: 2;
 }
 
 const tileOf = (v: Variant) => ({ bm: v.sm * v.fm * 16, bn: v.sn * v.fn * 16 });
@@ -60,7 +62,7 @@ const tileOf = (v: Variant) => ({ bm: v.sm * v.fm * 16, bn: v.sn * v.fn * 16 });
 export function variantName(v: Variant): string {
   const { bm, bn } = tileOf(v);
   const extra = v.kind === 'staged' ? `x${v.bk} pad${v.pad ?? 8}` : v.kind === 'direct' ? ` ku${v.ku ?? 1}` : '';
-  return `${v.kind} ${bm}x${bn}${extra} sg${v.sm}x${v.sn} f${v.fm}x${v.fn}${v.swizzle === false ? ' rowmajor-order' : ''}${v.prefetch === false ? ' no-prefetch' : ''}${v.stores ? ` ${v.stores}-stores` : ''}${v.probe ? ` probe:${v.probe}` : ''}`;
+  return `${v.kind} ${bm}x${bn}${extra} sg${v.sm}x${v.sn} f${v.fm}x${v.fn}${v.swizzle === false ? ' rowmajor-order' : ''}${v.prefetch === false ? ' no-prefetch' : ''}${v.stores ? ` ${v.stores}-stores` : ''}${v.probe ? ` probe:${v.probe}` : ''}${v.depth ? ` depth${v.depth}` : ''}`;
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -188,11 +190,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   const aPer = aVec / threads;
   const bPer = bVec / threads;
   // Register fetch of step `step`'s tiles: 16-byte loads.
-  const fetch = (step: string) => (v.probe === 'no-fetch' && step !== '0u' ? '' : fetchAlways(step));
-  const fetchAlways = (step: string) =>
+  const fetch = (step: string, set = '') => (v.probe === 'no-fetch' && step !== '0u' ? '' : fetchAlways(step, set));
+  const fetchAlways = (step: string, set = '') =>
     [
-      ...range(aPer).map((q) => `ra${q} = a4[((tm * ${bm}u + (lid + ${q * threads}u) / ${bk / 8}u) * ${k}u + ${step} * ${bk}u) / 8u + (lid + ${q * threads}u) % ${bk / 8}u];`),
-      ...range(bPer).map((q) => `rb${q} = b4[((${step} * ${bk}u + (lid + ${q * threads}u) / ${bn / 8}u) * ${n}u + tn * ${bn}u) / 8u + (lid + ${q * threads}u) % ${bn / 8}u];`),
+      ...range(aPer).map((q) => `ra${q}${set} = a4[((tm * ${bm}u + (lid + ${q * threads}u) / ${bk / 8}u) * ${k}u + ${step} * ${bk}u) / 8u + (lid + ${q * threads}u) % ${bk / 8}u];`),
+      ...range(bPer).map((q) => `rb${q}${set} = b4[((${step} * ${bk}u + (lid + ${q * threads}u) / ${bn / 8}u) * ${n}u + tn * ${bn}u) / 8u + (lid + ${q * threads}u) % ${bn / 8}u];`),
     ].join('\n    ');
   const unpack = (array: string, at: string, reg: string) =>
     v.stores === 'rotated'
@@ -200,12 +202,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
           .map((i) => `{ let part = (rot + ${i}u) & 3u; let h = bitcast<vec2<f16>>(word[part]); ${array}[at + 2u * part] = h.x; ${array}[at + 2u * part + 1u] = h.y; }`)
           .join(' ')} }`
       : ['x', 'y', 'z', 'w'].map((c, i) => `{ let h = bitcast<vec2<f16>>(${reg}.${c}); ${array}[${at} + ${2 * i}u] = h.x; ${array}[${at} + ${2 * i + 1}u] = h.y; }`).join(' ');
-  const put = (copy: string) =>
-    v.probe === 'no-put' ? '' : putAlways(copy);
-  const putAlways = (copy: string) =>
+  const put = (copy: string, set = '') =>
+    v.probe === 'no-put' ? '' : putAlways(copy, set);
+  const putAlways = (copy: string, set = '') =>
     [
-      ...range(aPer).map((q) => unpack('sh_a', `${copy} * ${aSize}u + ((lid + ${q * threads}u) / ${bk / 8}u) * ${sa}u + ((lid + ${q * threads}u) % ${bk / 8}u) * 8u`, `ra${q}`)),
-      ...range(bPer).map((q) => unpack('sh_b', `${copy} * ${bSize}u + ((lid + ${q * threads}u) / ${bn / 8}u) * ${sb}u + ((lid + ${q * threads}u) % ${bn / 8}u) * 8u`, `rb${q}`)),
+      ...range(aPer).map((q) => unpack('sh_a', `${copy} * ${aSize}u + ((lid + ${q * threads}u) / ${bk / 8}u) * ${sa}u + ((lid + ${q * threads}u) % ${bk / 8}u) * 8u`, `ra${q}${set}`)),
+      ...range(bPer).map((q) => unpack('sh_b', `${copy} * ${bSize}u + ((lid + ${q * threads}u) / ${bn / 8}u) * ${sb}u + ((lid + ${q * threads}u) % ${bn / 8}u) * 8u`, `rb${q}${set}`)),
     ].join('\n    ');
   const matrixLoads = (copy: string, s: number) =>
     [
@@ -222,6 +224,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   const steps = k / bk;
   const decls = `var<workgroup> sh_a: array<f16, ${stages * aSize}>;\nvar<workgroup> sh_b: array<f16, ${stages * bSize}>;\n`;
   const regs = [...range(aPer).map((q) => `var ra${q}: vec4<u32>;`), ...range(bPer).map((q) => `var rb${q}: vec4<u32>;`)].join(' ');
+  // Two register sets, the loop unrolled by two so each is named statically: step t+1's words were
+  // fetched after step t-1's put, two steps of MMAs before they are stored.
+  const deepLoop = () => {
+    if (steps % 2 !== 0) throw new Error(`${variantName(v)}: depth 2 needs an even number of K steps (${steps})`);
+    const sets = ['_0', '_1'];
+    const half = (h: number) => {
+      const t = `(s + ${h}u)`;
+      const other = sets[1 - h]!;
+      const next = `if (${t} + 1u < ${steps}u) {\n    ${put(stages === 2 ? `${1 - h}u` : '0u', other)}\n    }\n    if (${t} + 3u < ${steps}u) {\n    ${fetch(`(${t} + 3u)`, other)}\n    }`;
+      return stages === 2 ? `${compute(`${h}u`)}\n    ${next}\n    workgroupBarrier();` : `${compute('0u')}\n    workgroupBarrier();\n    ${next}\n    workgroupBarrier();`;
+    };
+    return `${sets.flatMap((set) => [...range(aPer).map((q) => `var ra${q}${set}: vec4<u32>;`), ...range(bPer).map((q) => `var rb${q}${set}: vec4<u32>;`)]).join(' ')}
+  {
+    ${fetch('0u', '_0')}
+    ${putAlways('0u', '_0')}
+    ${fetch('1u', '_1')}
+    ${steps > 2 ? fetch('2u', '_0') : ''}
+  }
+  workgroupBarrier();
+  for (var s = 0u; s < ${steps}u; s += 2u) {
+    ${half(0)}
+    ${half(1)}
+  }`;
+  };
   const loop =
     v.prefetch === false
       ? stages === 2
@@ -268,6 +294,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     workgroupBarrier();
   }`;
+  if (v.depth === 2) return `${head}${decls}${entry}
+  let lrow = (sg_id / ${v.sn}u) * ${v.fm * 16}u;
+  let lcol = (sg_id % ${v.sn}u) * ${v.fn * 16}u;
+  let rot = (lid >> 3u) & 3u;
+  ${deepLoop()}
+  ${store}
+}
+`;
   return `${head}${decls}${entry}
   let lrow = (sg_id / ${v.sn}u) * ${v.fm * 16}u;
   let lcol = (sg_id % ${v.sn}u) * ${v.fn * 16}u;
@@ -538,6 +572,13 @@ export function whereVariants(): Variant[] {
   ];
 }
 
+/** Call 2: words fetched two steps ahead (two register sets) against one, around the best tiles; plain-store probe. */
+export function deepVariants(): Variant[] {
+  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
+  const tiles = [staged(2, 4, 4, 4, 16), staged(4, 2, 2, 4, 32), staged(4, 2, 2, 4, 64), staged(2, 4, 4, 4, 32), staged(4, 2, 4, 4, 16), staged(2, 4, 4, 2, 32)];
+  return [...tiles.flatMap((t): Variant[] => [t, { ...t, depth: 2 }]), { ...staged(4, 4, 2, 4, 16), depth: 2 }, { ...staged(2, 4, 4, 4, 16), probe: 'no-fetch' }, { ...staged(4, 2, 2, 4, 64), probe: 'no-fetch' }];
+}
+
 export async function gemmSweep(variants: readonly Variant[], options: SweepOptions = {}, log: (line: string) => void = console.log): Promise<{ adapter: unknown; rows: SweepRow[] }> {
   const size = options.size ?? 4096;
   const [em, en, ek] = options.exact ?? [512, 512, 256];
@@ -601,7 +642,7 @@ export async function settledTimes(time: (runs: number) => Promise<number[]>) {
 const isMain = process.argv[1] !== undefined && /gemm-sweep\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
   const { values } = parseArgs({ options: { only: { type: 'string' }, size: { type: 'string' }, exact: { type: 'string' }, emulate: { type: 'boolean' }, set: { type: 'string' }, repeat: { type: 'boolean' }, out: { type: 'string' }, print: { type: 'string' } } });
-  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants, where: whereVariants };
+  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants, where: whereVariants, deep: deepVariants };
   const all = (sets[values.set ?? ''] ?? defaultVariants)();
   const only = values.only?.split(',');
   const variants = only ? all.filter((v) => only.some((o) => variantName(v).includes(o))) : all;

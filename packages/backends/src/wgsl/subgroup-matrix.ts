@@ -334,7 +334,6 @@ export class SubgroupMatrixEmitter {
     this.ops.defineSubgroupId(w, p.subgroupSize);
     w.line(`let sg_row = (sg_id / SG_N) * ${p.fm * p.m}u;`);
     w.line(`let sg_col = (sg_id % SG_N) * ${p.fn * p.n}u;`);
-    w.line('let rot = (lid >> 3u) & 3u; // the part of a staged word a lane stores first');
   }
 
   zeros(name: string, value: string): void {
@@ -488,11 +487,9 @@ export class SubgroupMatrixEmitter {
       });
     const words = this.words(t);
     if (words) {
-      // Lanes write 16 bytes apart, so the same part of every lane's word would land in 8 banks (a
-      // 4-way conflict per 2-byte store); each lane starts at part (lane / 8) mod 4 instead.
       const unpack = (q: number) =>
-        [`let at = ${into} + (v / ${words.across}u) * ${stride}u + (v % ${words.across}u) * 8u; let word = ${r.words}[${q}];`]
-          .concat([0, 1, 2, 3].map((i) => `{ let part = (rot + ${i}u) & 3u; let h = bitcast<vec2<f16>>(word[part]); ${t.array}[at + 2u * part] = h.x; ${t.array}[at + 2u * part + 1u] = h.y; }`))
+        [`let at = ${into} + (v / ${words.across}u) * ${stride}u + (v % ${words.across}u) * 8u;`]
+          .concat(['x', 'y', 'z', 'w'].map((c, i) => `let h${c} = bitcast<vec2<f16>>(${r.words}[${q}].${c}); ${t.array}[at + ${2 * i}u] = h${c}.x; ${t.array}[at + ${2 * i + 1}u] = h${c}.y;`))
           .join(' ');
       this.when(inside, () => this.eachWord(t, unpack));
       return void this.unless(inside, scalar);

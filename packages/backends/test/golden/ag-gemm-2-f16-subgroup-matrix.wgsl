@@ -174,7 +174,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   let ty = local.y;
   let sg_row = (sg_id / SG_N) * 32u;
   let sg_col = (sg_id % SG_N) * 32u;
-  let rot = (lid >> 3u) & 3u; // the part of a staged word a lane stores first
   if (lid == 0u) { wg.u = atomicAdd(&ctl[0], 1u); }
   let ticket = workgroupUniformLoad(&wg.u);
   // Tickets run on across phases; find the last phase that starts at or before this one.
@@ -251,8 +250,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
       { let v = lid + 32u; pv_b_0[1] = v4_B[(rank * 4096u + (u32(0) + v / 4u) * 64u + u32(32 * v_pn)) / 8u + v % 4u]; }
     }
     {
-      { let v = lid + 0u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let word = pv_b_0[0]; { let part = (rot + 0u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 1u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 2u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 3u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } }
-      { let v = lid + 32u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let word = pv_b_0[1]; { let part = (rot + 0u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 1u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 2u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 3u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } }
+      { let v = lid + 0u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
+      { let v = lid + 32u; let at = 0u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[1].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[1].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[1].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[1].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
     }
   }
   workgroupBarrier();
@@ -289,8 +288,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
         subgroupMatrixStore<row_major>(&sh_a, ((step_0 + 1u) % 2u) * 768u + (sg_id + 1u) / 1u * 16u * 24u + (sg_id + 1u) % 1u * 16u, pm_a_0[1], 24u);
       }
       {
-        { let v = lid + 0u; let at = ((step_0 + 1u) % 2u) * 640u + (v / 4u) * 40u + (v % 4u) * 8u; let word = pv_b_0[0]; { let part = (rot + 0u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 1u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 2u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 3u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } }
-        { let v = lid + 32u; let at = ((step_0 + 1u) % 2u) * 640u + (v / 4u) * 40u + (v % 4u) * 8u; let word = pv_b_0[1]; { let part = (rot + 0u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 1u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 2u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } { let part = (rot + 3u) & 3u; let h = bitcast<vec2<f16>>(word[part]); sh_b[at + 2u * part] = h.x; sh_b[at + 2u * part + 1u] = h.y; } }
+        { let v = lid + 0u; let at = ((step_0 + 1u) % 2u) * 640u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[0].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[0].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[0].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[0].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
+        { let v = lid + 32u; let at = ((step_0 + 1u) % 2u) * 640u + (v / 4u) * 40u + (v % 4u) * 8u; let hx = bitcast<vec2<f16>>(pv_b_0[1].x); sh_b[at + 0u] = hx.x; sh_b[at + 1u] = hx.y; let hy = bitcast<vec2<f16>>(pv_b_0[1].y); sh_b[at + 2u] = hy.x; sh_b[at + 3u] = hy.y; let hz = bitcast<vec2<f16>>(pv_b_0[1].z); sh_b[at + 4u] = hz.x; sh_b[at + 5u] = hz.y; let hw = bitcast<vec2<f16>>(pv_b_0[1].w); sh_b[at + 6u] = hw.x; sh_b[at + 7u] = hw.y; }
       }
     }
     workgroupBarrier();
