@@ -17,7 +17,7 @@
  * kernel itself at 4096³ on uniform [-1, 1) f16 data, its output compared on sampled rows with a
  * CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
  *
- *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy|where|deep] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
+ *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy|where|deep|occupancy-barrier] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
  *                            writes gemm-sweep.json; --emulate [--exact 128x128x64]: checks on lavapipe;
  *                            --print SIZE: the WGSL of the first selected variant for SIZE³
  */
@@ -52,7 +52,7 @@ export interface Variant {
    * first into workgroup memory, `no-fetch` loads no step after the first from storage, `no-load`
    * loads the workgroup matrices once, before the loop.
    */
-  readonly probe?: 'no-put' | 'no-fetch' | 'no-load';
+  readonly probe?: 'no-put' | 'no-fetch' | 'no-load' | 'no-barrier';
   /** staged: 2 fetches the words two steps ahead into two register sets (the loop unrolled by two). */
   readonly depth?: 2;
 }
@@ -224,6 +224,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   const steps = k / bk;
   const decls = `var<workgroup> sh_a: array<f16, ${stages * aSize}>;\nvar<workgroup> sh_b: array<f16, ${stages * bSize}>;\n`;
   const regs = [...range(aPer).map((q) => `var ra${q}: vec4<u32>;`), ...range(bPer).map((q) => `var rb${q}: vec4<u32>;`)].join(' ');
+  const barrier = v.probe === 'no-barrier' ? '' : 'workgroupBarrier();';
   // Two register sets, the loop unrolled by two so each is named statically: step t+1's words were
   // fetched after step t-1's put, two steps of MMAs before they are stored.
   const deepLoop = () => {
@@ -233,7 +234,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       const t = `(s + ${h}u)`;
       const other = sets[1 - h]!;
       const next = `if (${t} + 1u < ${steps}u) {\n    ${put(stages === 2 ? `${1 - h}u` : '0u', other)}\n    }\n    if (${t} + 3u < ${steps}u) {\n    ${fetch(`(${t} + 3u)`, other)}\n    }`;
-      return stages === 2 ? `${compute(`${h}u`)}\n    ${next}\n    workgroupBarrier();` : `${compute('0u')}\n    workgroupBarrier();\n    ${next}\n    workgroupBarrier();`;
+      return stages === 2 ? `${compute(`${h}u`)}\n    ${next}\n    ${barrier}` : `${compute('0u')}\n    ${barrier}\n    ${next}\n    ${barrier}`;
     };
     return `${sets.flatMap((set) => [...range(aPer).map((q) => `var ra${q}${set}: vec4<u32>;`), ...range(bPer).map((q) => `var rb${q}${set}: vec4<u32>;`)]).join(' ')}
   {
@@ -258,16 +259,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     ${put('(1u - cur)')}
     }
     ${compute('cur')}
-    workgroupBarrier();
+    ${barrier}
   }`
         : `for (var s = 0u; s < ${steps}u; s++) {
     ${compute('0u')}
-    workgroupBarrier();
+    ${barrier}
     if (s + 1u < ${steps}u) {
     ${fetch('(s + 1u)')}
     ${put('0u')}
     }
-    workgroupBarrier();
+    ${barrier}
   }`
       : stages === 2
       ? `for (var s = 0u; s < ${steps}u; s++) {
@@ -280,7 +281,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (more) {
     ${put('(1u - cur)')}
     }
-    workgroupBarrier();
+    ${barrier}
   }`
       : `for (var s = 0u; s < ${steps}u; s++) {
     let more = s + 1u < ${steps}u;
@@ -288,11 +289,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     ${fetch('(s + 1u)')}
     }
     ${compute('0u')}
-    workgroupBarrier();
+    ${barrier}
     if (more) {
     ${put('0u')}
     }
-    workgroupBarrier();
+    ${barrier}
   }`;
   if (v.depth === 2) return `${head}${decls}${entry}
   let lrow = (sg_id / ${v.sn}u) * ${v.fm * 16}u;
@@ -579,6 +580,23 @@ export function deepVariants(): Variant[] {
   return [...tiles.flatMap((t): Variant[] => [t, { ...t, depth: 2 }]), { ...staged(4, 4, 2, 4, 16), depth: 2 }, { ...staged(2, 4, 4, 4, 16), probe: 'no-fetch' }, { ...staged(4, 2, 2, 4, 64), probe: 'no-fetch' }];
 }
 
+/**
+ * Call 3: are the loads waited for at the barrier (probes without the loop's barriers, one and two
+ * register sets), and do smaller workgroups, several to an SM, hide the loads better?
+ */
+export function occupancyBarrierVariants(): Variant[] {
+  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
+  const both = (t: Variant): Variant[] => [t, { ...t, depth: 2 }];
+  return [
+    ...[staged(2, 4, 4, 4, 16), staged(4, 2, 2, 4, 32)].flatMap((t): Variant[] => [{ ...t, probe: 'no-barrier' }, { ...t, probe: 'no-barrier', depth: 2 }]),
+    ...both(staged(2, 2, 2, 4, 32)),
+    ...both(staged(2, 2, 4, 2, 32)),
+    ...both(staged(2, 4, 2, 4, 32)),
+    ...both(staged(2, 2, 4, 4, 32)),
+    ...both(staged(2, 2, 2, 4, 64)),
+  ];
+}
+
 export async function gemmSweep(variants: readonly Variant[], options: SweepOptions = {}, log: (line: string) => void = console.log): Promise<{ adapter: unknown; rows: SweepRow[] }> {
   const size = options.size ?? 4096;
   const [em, en, ek] = options.exact ?? [512, 512, 256];
@@ -642,7 +660,7 @@ export async function settledTimes(time: (runs: number) => Promise<number[]>) {
 const isMain = process.argv[1] !== undefined && /gemm-sweep\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
   const { values } = parseArgs({ options: { only: { type: 'string' }, size: { type: 'string' }, exact: { type: 'string' }, emulate: { type: 'boolean' }, set: { type: 'string' }, repeat: { type: 'boolean' }, out: { type: 'string' }, print: { type: 'string' } } });
-  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants, where: whereVariants, deep: deepVariants };
+  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants, where: whereVariants, deep: deepVariants, 'occupancy-barrier': occupancyBarrierVariants };
   const all = (sets[values.set ?? ''] ?? defaultVariants)();
   const only = values.only?.split(',');
   const variants = only ? all.filter((v) => only.some((o) => variantName(v).includes(o))) : all;
