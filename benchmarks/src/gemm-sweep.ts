@@ -17,7 +17,7 @@
  * kernel itself at 4096³ on uniform [-1, 1) f16 data, its output compared on sampled rows with a
  * CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
  *
- *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy|where|deep|occupancy-barrier] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
+ *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy|where|deep|occupancy-barrier|peel] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
  *                            writes gemm-sweep.json; --emulate [--exact 128x128x64]: checks on lavapipe;
  *                            --print SIZE: the WGSL of the first selected variant for SIZE³
  */
@@ -55,6 +55,8 @@ export interface Variant {
   readonly probe?: 'no-put' | 'no-fetch' | 'no-load' | 'no-barrier';
   /** staged: 2 fetches the words two steps ahead into two register sets (the loop unrolled by two). */
   readonly depth?: 2;
+  /** staged: the last step peeled off the loop, so no step's fetch or store sits behind a branch. */
+  readonly peel?: boolean;
 }
 
 const tileOf = (v: Variant) => ({ bm: v.sm * v.fm * 16, bn: v.sn * v.fn * 16 });
@@ -62,7 +64,7 @@ const tileOf = (v: Variant) => ({ bm: v.sm * v.fm * 16, bn: v.sn * v.fn * 16 });
 export function variantName(v: Variant): string {
   const { bm, bn } = tileOf(v);
   const extra = v.kind === 'staged' ? `x${v.bk} pad${v.pad ?? 8}` : v.kind === 'direct' ? ` ku${v.ku ?? 1}` : '';
-  return `${v.kind} ${bm}x${bn}${extra} sg${v.sm}x${v.sn} f${v.fm}x${v.fn}${v.swizzle === false ? ' rowmajor-order' : ''}${v.prefetch === false ? ' no-prefetch' : ''}${v.stores ? ` ${v.stores}-stores` : ''}${v.probe ? ` probe:${v.probe}` : ''}${v.depth ? ` depth${v.depth}` : ''}`;
+  return `${v.kind} ${bm}x${bn}${extra} sg${v.sm}x${v.sn} f${v.fm}x${v.fn}${v.swizzle === false ? ' rowmajor-order' : ''}${v.prefetch === false ? ' no-prefetch' : ''}${v.stores ? ` ${v.stores}-stores` : ''}${v.probe ? ` probe:${v.probe}` : ''}${v.depth ? ` depth${v.depth}` : ''}${v.peel ? ' peeled' : ''}`;
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -249,8 +251,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     ${half(1)}
   }`;
   };
-  const loop =
-    v.prefetch === false
+  // Peeled: every step but the last fetches and stores unconditionally, one basic block the compiler
+  // may interleave (the stores into the other copy among this copy's MMAs); the last step computes.
+  const peeledLoop = () => {
+    const last = `${compute(stages === 2 ? `${(steps - 1) % 2}u` : '0u')}`;
+    const body =
+      stages === 2
+        ? `let cur = s % 2u;\n    ${fetch('(s + 1u)')}\n    ${compute('cur')}\n    ${put('(1u - cur)')}\n    ${barrier}`
+        : `${fetch('(s + 1u)')}\n    ${compute('0u')}\n    ${barrier}\n    ${put('0u')}\n    ${barrier}`;
+    return `for (var s = 0u; s < ${steps - 1}u; s++) {\n    ${body}\n  }\n  ${last}`;
+  };
+  const loop = v.peel
+    ? peeledLoop()
+    : v.prefetch === false
       ? stages === 2
         ? `for (var s = 0u; s < ${steps}u; s++) {
     let cur = s % 2u;
@@ -597,6 +610,13 @@ export function occupancyBarrierVariants(): Variant[] {
   ];
 }
 
+/** Call 4: the loop body as one basic block (last step peeled), against the loop with branches. */
+export function peelVariants(): Variant[] {
+  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
+  const tiles = [staged(2, 4, 4, 4, 16), staged(4, 2, 2, 4, 32), staged(4, 2, 4, 4, 16), staged(2, 4, 4, 4, 32), staged(4, 2, 2, 4, 64), staged(2, 4, 4, 2, 32)];
+  return tiles.flatMap((t): Variant[] => [t, { ...t, peel: true }]);
+}
+
 export async function gemmSweep(variants: readonly Variant[], options: SweepOptions = {}, log: (line: string) => void = console.log): Promise<{ adapter: unknown; rows: SweepRow[] }> {
   const size = options.size ?? 4096;
   const [em, en, ek] = options.exact ?? [512, 512, 256];
@@ -660,7 +680,7 @@ export async function settledTimes(time: (runs: number) => Promise<number[]>) {
 const isMain = process.argv[1] !== undefined && /gemm-sweep\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
   const { values } = parseArgs({ options: { only: { type: 'string' }, size: { type: 'string' }, exact: { type: 'string' }, emulate: { type: 'boolean' }, set: { type: 'string' }, repeat: { type: 'boolean' }, out: { type: 'string' }, print: { type: 'string' } } });
-  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants, where: whereVariants, deep: deepVariants, 'occupancy-barrier': occupancyBarrierVariants };
+  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants, where: whereVariants, deep: deepVariants, 'occupancy-barrier': occupancyBarrierVariants, peel: peelVariants };
   const all = (sets[values.set ?? ''] ?? defaultVariants)();
   const only = values.only?.split(',');
   const variants = only ? all.filter((v) => only.some((o) => variantName(v).includes(o))) : all;
