@@ -1,7 +1,7 @@
 """cuBLAS GEMM through PyTorch (torch.matmul), the peer of our standalone GEMM: square size³ products
 in f32 with TF32 off (f32 means f32, as in our WGSL GEMM) and in f16; one JSON line per size and dtype.
 
-    python3 benchmarks/peers/cublas_gemm.py [--sizes 4096 8192] [--dtypes f32 f16] [--init randn]
+    python3 benchmarks/peers/cublas_gemm.py [--sizes 4096 8192] [--shapes 4000x3000x1000] [--dtypes f32 f16] [--init randn]
 
 Medians of back-to-back launches after warm-ups, each launch between two CUDA events, as our
 benchmark times its kernels (see benchmarks/README.md). One GPU.
@@ -18,6 +18,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sizes_pos", nargs="*", type=int, metavar="SIZE", help="sizes (same as --sizes; kept for the old command line)")
     p.add_argument("--sizes", nargs="+", type=int, default=None, help="M=N=K of each product (default 4096 8192)")
+    p.add_argument("--shapes", nargs="+", type=parse_shape, default=[], metavar="MxNxK",
+                   help="non-square products besides the sizes, e.g. 4000x3000x1000 (default none)")
     p.add_argument("--dtypes", nargs="+", default=["f32", "f16"], help="f32 (TF32 off), f16, bf16 (default f32 f16)")
     p.add_argument("--init", choices=("randn", "zeros"), default="randn",
                    help="input values: random normal (default), or zeros as our benchmark uses (tensor cores draw less power on zeros)")
@@ -29,29 +31,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return a
 
 
+def parse_shape(text: str) -> tuple[int, int, int]:
+    parts = text.lower().split("x")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not MxNxK (three positive integers)")
+    return (int(parts[0]), int(parts[1]), int(parts[2]))
+
+
 def plan(a: argparse.Namespace) -> list[dict]:
-    return [{"size": s, "dtype": d} for s in a.sizes for d in a.dtypes]
+    shapes = [(s, s, s) for s in a.sizes] + list(a.shapes)
+    return [{"size": m if m == n == k else None, "shape": {"m": m, "n": n, "k": k}, "dtype": d} for (m, n, k) in shapes for d in a.dtypes]
 
 
-def bench(torch, timer: peerlib.Timer, device, size: int, dtype_name: str, a: argparse.Namespace) -> dict:
+def bench(torch, timer: peerlib.Timer, device, shape: dict, dtype_name: str, a: argparse.Namespace) -> dict:
+    m, n, k = shape["m"], shape["n"], shape["k"]
     dtype = getattr(torch, dtype_name)
     make = torch.randn if a.init == "randn" else torch.zeros
-    x = make(size, size, device=device, dtype=dtype)
-    y = make(size, size, device=device, dtype=dtype)
-    out = torch.empty(size, size, device=device, dtype=dtype)
+    x = make(m, k, device=device, dtype=dtype)
+    y = make(k, n, device=device, dtype=dtype)
+    out = torch.empty(m, n, device=device, dtype=dtype)
     times = timer.run(lambda: torch.matmul(x, y, out=out), a.warmup, a.runs)
     ms = peerlib.summarize(times)
     del x, y, out
     return {
         "peer": "cublas",
         "op": "gemm",
-        "size": size,
-        "shape": {"m": size, "n": size, "k": size},
+        "size": m if m == n == k else None,
+        "shape": {"m": m, "n": n, "k": k},
         "dtype": dtype_name,
         "tf32": tf32_state(torch) if dtype_name == "float32" else None,
         "init": a.init,
         "ms": ms,
-        "tflops": peerlib.gemm_tflops(size, size, size, ms["median"]),
+        "tflops": peerlib.gemm_tflops(m, n, k, ms["median"]),
     }
 
 
@@ -79,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     platform = peerlib.platform_record(torch, a.device, cpu=a.cpu)
     timer = peerlib.Timer(torch, cpu=a.cpu)
     for item in plan(a):
-        peerlib.emit({**bench(torch, timer, device, item["size"], item["dtype"], a), **platform})
+        peerlib.emit({**bench(torch, timer, device, item["shape"], item["dtype"], a), **platform})
     return 0
 
 

@@ -7,6 +7,7 @@ and is skipped where it is not.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import io
 import json
@@ -131,6 +132,15 @@ class ScriptArgsTest(unittest.TestCase):
         self.assertEqual((a.sizes, a.dtypes, a.warmup, a.runs, a.init), ([4096, 8192], ["float32", "float16"], 10, 20, "randn"))
         self.assertEqual(cublas_gemm.parse_args(["4096"]).sizes, [4096])  # `cublas_gemm.py 4096`, as before
         self.assertEqual(len(cublas_gemm.plan(a)), 4)
+
+    def test_cublas_irregular_shapes(self):
+        a = cublas_gemm.parse_args(["--sizes", "4096", "--shapes", "4000x3000x1000", "--dtypes", "f16"])
+        self.assertEqual(cublas_gemm.plan(a), [
+            {"size": 4096, "shape": {"m": 4096, "n": 4096, "k": 4096}, "dtype": "float16"},
+            {"size": None, "shape": {"m": 4000, "n": 3000, "k": 1000}, "dtype": "float16"},
+        ])
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            cublas_gemm.parse_args(["--shapes", "4000x3000"])
 
     def test_host_copy_plan_has_no_device_copy_within_one_gpu(self):
         a = host_copy.parse_args([])
