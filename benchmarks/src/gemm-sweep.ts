@@ -17,7 +17,7 @@
  * kernel itself at 4096³ on uniform [-1, 1) f16 data, its output compared on sampled rows with a
  * CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
  *
- *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy|where|deep|occupancy-barrier|peel] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
+ *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy|where|deep|occupancy-barrier|peel|interleave] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
  *                            writes gemm-sweep.json; --emulate [--exact 128x128x64]: checks on lavapipe;
  *                            --print SIZE: the WGSL of the first selected variant for SIZE³
  */
@@ -57,6 +57,8 @@ export interface Variant {
   readonly depth?: 2;
   /** staged: the last step peeled off the loop, so no step's fetch or store sits behind a branch. */
   readonly peel?: boolean;
+  /** staged, peeled: the next substep's matrix loads before this one's MMAs, the next step's stores among the second half of them (two copies). */
+  readonly interleave?: boolean;
 }
 
 const tileOf = (v: Variant) => ({ bm: v.sm * v.fm * 16, bn: v.sn * v.fn * 16 });
@@ -64,7 +66,7 @@ const tileOf = (v: Variant) => ({ bm: v.sm * v.fm * 16, bn: v.sn * v.fn * 16 });
 export function variantName(v: Variant): string {
   const { bm, bn } = tileOf(v);
   const extra = v.kind === 'staged' ? `x${v.bk} pad${v.pad ?? 8}` : v.kind === 'direct' ? ` ku${v.ku ?? 1}` : '';
-  return `${v.kind} ${bm}x${bn}${extra} sg${v.sm}x${v.sn} f${v.fm}x${v.fn}${v.swizzle === false ? ' rowmajor-order' : ''}${v.prefetch === false ? ' no-prefetch' : ''}${v.stores ? ` ${v.stores}-stores` : ''}${v.probe ? ` probe:${v.probe}` : ''}${v.depth ? ` depth${v.depth}` : ''}${v.peel ? ' peeled' : ''}`;
+  return `${v.kind} ${bm}x${bn}${extra} sg${v.sm}x${v.sn} f${v.fm}x${v.fn}${v.swizzle === false ? ' rowmajor-order' : ''}${v.prefetch === false ? ' no-prefetch' : ''}${v.stores ? ` ${v.stores}-stores` : ''}${v.probe ? ` probe:${v.probe}` : ''}${v.depth ? ` depth${v.depth}` : ''}${v.peel ? ' peeled' : ''}${v.interleave ? ' interleaved' : ''}`;
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -261,7 +263,43 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         : `${fetch('(s + 1u)')}\n    ${compute('0u')}\n    ${barrier}\n    ${put('0u')}\n    ${barrier}`;
     return `for (var s = 0u; s < ${steps - 1}u; s++) {\n    ${body}\n  }\n  ${last}`;
   };
-  const loop = v.peel
+  // Interleaved: substep s+1's matrix loads issued before substep s's MMAs, and (two copies) the
+  // next step's stores spread among the MMAs, in the text order the compiler starts from.
+  const interleavedStep = (copy: string, putCopy?: string) => {
+    const subs = bk / 16;
+    const loadsOf = (q: number) => [
+      ...range(v.fm).map((i) => ops.load(`a${i}_${q}`, 'L', 'sh_a', `${copy} * ${aSize}u + (lrow + ${i * 16}u) * ${sa}u + ${q * 16}u`, `${sa}u`)),
+      ...range(v.fn).map((j) => ops.load(`b${j}_${q}`, 'R', 'sh_b', `${copy} * ${bSize}u + ${q * 16 * sb}u + lcol + ${j * 16}u`, `${sb}u`)),
+    ];
+    const stores = putCopy === undefined ? [] : putAlways(putCopy).split('\n    ');
+    const total = subs * v.fm * v.fn;
+    const out: string[] = [...loadsOf(0)];
+    let g = 0;
+    for (let q = 0; q < subs; q++) {
+      if (q + 1 < subs) out.push(...loadsOf(q + 1));
+      for (const i of range(v.fm)) {
+        for (const j of range(v.fn)) {
+          out.push(ops.mma(`acc[${i * v.fn + j}]`, `a${i}_${q}`, `b${j}_${q}`));
+          // Over the second half of the MMAs: a store waits for its word's global load, which the first half covers.
+          const half = Math.ceil(total / 2);
+          if (g >= total - half) out.push(...stores.slice(Math.floor(((g - (total - half)) * stores.length) / half), Math.floor(((g - (total - half) + 1) * stores.length) / half)));
+          g++;
+        }
+      }
+    }
+    return `{\n    ${out.join('\n    ')}\n    }`;
+  };
+  const interleavedLoop = () => {
+    const last = interleavedStep(stages === 2 ? `${(steps - 1) % 2}u` : '0u');
+    const body =
+      stages === 2
+        ? `let cur = s % 2u;\n    ${fetch('(s + 1u)')}\n    ${interleavedStep('cur', '(1u - cur)')}\n    ${barrier}`
+        : `${fetch('(s + 1u)')}\n    ${interleavedStep('0u')}\n    ${barrier}\n    ${put('0u')}\n    ${barrier}`;
+    return `for (var s = 0u; s < ${steps - 1}u; s++) {\n    ${body}\n  }\n  ${last}`;
+  };
+  const loop = v.interleave
+    ? interleavedLoop()
+    : v.peel
     ? peeledLoop()
     : v.prefetch === false
       ? stages === 2
@@ -617,6 +655,13 @@ export function peelVariants(): Variant[] {
   return tiles.flatMap((t): Variant[] => [t, { ...t, peel: true }]);
 }
 
+/** Call 6: the interleaved step against the loop as is. */
+export function interleaveVariants(): Variant[] {
+  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
+  const tiles = [staged(2, 4, 4, 4, 16), staged(4, 2, 2, 4, 32), staged(2, 4, 4, 4, 32), staged(4, 2, 2, 4, 64), staged(4, 2, 4, 4, 16), staged(2, 4, 4, 2, 32)];
+  return tiles.flatMap((t): Variant[] => [t, { ...t, interleave: true }]);
+}
+
 export async function gemmSweep(variants: readonly Variant[], options: SweepOptions = {}, log: (line: string) => void = console.log): Promise<{ adapter: unknown; rows: SweepRow[] }> {
   const size = options.size ?? 4096;
   const [em, en, ek] = options.exact ?? [512, 512, 256];
@@ -680,7 +725,7 @@ export async function settledTimes(time: (runs: number) => Promise<number[]>) {
 const isMain = process.argv[1] !== undefined && /gemm-sweep\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
   const { values } = parseArgs({ options: { only: { type: 'string' }, size: { type: 'string' }, exact: { type: 'string' }, emulate: { type: 'boolean' }, set: { type: 'string' }, repeat: { type: 'boolean' }, out: { type: 'string' }, print: { type: 'string' } } });
-  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants, where: whereVariants, deep: deepVariants, 'occupancy-barrier': occupancyBarrierVariants, peel: peelVariants };
+  const sets: Record<string, () => Variant[]> = { focus: focusVariants, next: nextVariants, occupancy: occupancyVariants, where: whereVariants, deep: deepVariants, 'occupancy-barrier': occupancyBarrierVariants, peel: peelVariants, interleave: interleaveVariants };
   const all = (sets[values.set ?? ''] ?? defaultVariants)();
   const only = values.only?.split(',');
   const variants = only ? all.filter((v) => only.some((o) => variantName(v).includes(o))) : all;
