@@ -11,9 +11,11 @@
  *   ceiling  no memory traffic in the loop: FM×FN MMAs on matrices loaded once, as many as a 4096³
  *            GEMM does: the most subgroupMatrixMultiplyAccumulate gives through Dawn on this GPU.
  *
- * `prefetch: false` stages each step's words straight through (no registers live across the MMAs).
+ * `prefetch: false` stages each step's words straight through (no registers live across the MMAs);
+ * `depth`, `peel`, `interleave` and `stores` reshape the staged loop, and a `probe` leaves one part of
+ * it out to see what that part costs (benchmarks/README.md, 2026-11-25 night).
  *
- * Every variant is checked before timing: exact on small integers (512×512×256), then the timed
+ * Every variant but the ceiling and the probes (which compute no product) is checked before timing: exact on small integers (512×512×256), then the timed
  * kernel itself at 4096³ on uniform [-1, 1) f16 data, its output compared on sampled rows with a
  * CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
  *
