@@ -55,6 +55,15 @@ export function tensorCoreBlock(shape: WorkloadShape): BlockShape {
   return shrinkBlock({ m: 128, n: 128, k: 64 }, shape, 16);
 }
 
+/**
+ * ag-gemm's tile on subgroup matrices: 128x256x32, shrunk like tensorCoreBlock. On the H100 the tuner
+ * found it fastest inside ag-gemm (8 ranks, 4096x512x4096 a rank: fused 1.21 → 1.00 ms against
+ * 128x128x64) while gemm-rs kept 128x128x64 (benchmarks/README.md, 2026-11-25 night, call 7).
+ */
+export function wideTensorCoreBlock(shape: WorkloadShape): BlockShape {
+  return shrinkBlock({ m: 128, n: 256, k: 32 }, shape, 16);
+}
+
 /** Checks what both GEMM workloads need; throws `UsageError` naming the first problem. */
 export function validateGemmOptions(workload: string, o: WorkloadOptions): BlockShape {
   checkMatrixOptions(workload, o);
@@ -104,7 +113,7 @@ export const agGemm: Workload = {
   defaults: { m: 256, n: 256, k: 256 },
   defaultRanks: 4,
   outputs: ['C'],
-  tensorCoreBlock: (o) => (o.dtype === 'f16' ? tensorCoreBlock(o.shape) : undefined),
+  tensorCoreBlock: (o) => (o.dtype === 'f16' ? wideTensorCoreBlock(o.shape) : undefined),
   // Integers in [-2, 2] (smallIntegers' default): exact (0) up to K = 2^22, then the f32 bound.
   tolerance: (o) => gemmTolerance(o.shape.k, 2, 2, true),
   build(o): { kernel: Module; plan: ChunkPlan } {
