@@ -17,9 +17,9 @@ describe('syncopate compile --target', () => {
     expect(r.out).toContain('enable chromium_experimental_subgroup_matrix;');
     expect(r.out).toMatch(/subgroupMatrixMultiplyAccumulate/);
     expect(r.out).toMatch(/subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>/);
-    // The workload's tensor-core tile (128x64x64 at this shape), as run takes it on a device with them.
+    // ag-gemm's tensor-core tile (128x256x32, 128x64x32 at this shape), as run takes it on a device with them.
     expect(r.out).toMatch(/\/\/ 2 ranks x \d+ tiles of 128x64,/);
-    expect(r.out).toContain('var<workgroup> sh_a: array<f16, 9216>; // 1 x 128x64, rows padded to 72');
+    expect(r.out).toContain('var<workgroup> sh_a: array<f16, 10240>; // 2 x 128x32, rows padded to 40');
   });
 
   it('prints the SIMT WGSL with --target simt, the same as without --target', async () => {
