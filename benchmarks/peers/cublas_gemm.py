@@ -1,5 +1,6 @@
 """cuBLAS GEMM through PyTorch (torch.matmul), the peer of our standalone GEMM: square size³ products
-in f32 with TF32 off (f32 means f32, as in our WGSL GEMM) and in f16; one JSON line per size and dtype.
+(and MxNxK ones with --shapes) in f32 with TF32 off (f32 means f32, as in our WGSL GEMM) and in f16;
+one JSON line per shape and dtype.
 
     python3 benchmarks/peers/cublas_gemm.py [--sizes 4096 8192] [--shapes 4000x3000x1000] [--dtypes f32 f16] [--init randn]
 
@@ -38,9 +39,14 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     return (int(parts[0]), int(parts[1]), int(parts[2]))
 
 
+def square_size(m: int, n: int, k: int) -> int | None:
+    """The record's `size`: M = N = K of a square product, None for any other."""
+    return m if m == n == k else None
+
+
 def plan(a: argparse.Namespace) -> list[dict]:
     shapes = [(s, s, s) for s in a.sizes] + list(a.shapes)
-    return [{"size": m if m == n == k else None, "shape": {"m": m, "n": n, "k": k}, "dtype": d} for (m, n, k) in shapes for d in a.dtypes]
+    return [{"size": square_size(m, n, k), "shape": {"m": m, "n": n, "k": k}, "dtype": d} for (m, n, k) in shapes for d in a.dtypes]
 
 
 def bench(torch, timer: peerlib.Timer, device, shape: dict, dtype_name: str, a: argparse.Namespace) -> dict:
@@ -56,7 +62,7 @@ def bench(torch, timer: peerlib.Timer, device, shape: dict, dtype_name: str, a: 
     return {
         "peer": "cublas",
         "op": "gemm",
-        "size": m if m == n == k else None,
+        "size": square_size(m, n, k),
         "shape": {"m": m, "n": n, "k": k},
         "dtype": dtype_name,
         "tf32": tf32_state(torch) if dtype_name == "float32" else None,

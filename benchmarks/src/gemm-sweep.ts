@@ -15,9 +15,9 @@
  * `depth`, `peel`, `interleave` and `stores` reshape the staged loop, and a `probe` leaves one part of
  * it out to see what that part costs (benchmarks/README.md, 2026-11-25 night).
  *
- * Every variant but the ceiling and the probes (which compute no product) is checked before timing: exact on small integers (512×512×256), then the timed
- * kernel itself at 4096³ on uniform [-1, 1) f16 data, its output compared on sampled rows with a
- * CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
+ * Every variant but the ceiling and the probes (which compute no product) is checked before timing:
+ * exact on small integers (512×512×256), then the timed kernel itself at 4096³ on uniform [-1, 1)
+ * f16 data, its output compared on sampled rows with a CPU reference. Tiles are walked in groups of 8 tile rows (L2 reuse of B) unless `swizzle` is off.
  *
  *   node dist/gemm-sweep.mjs [--set default|focus|next|occupancy|where|deep|occupancy-barrier|peel|interleave] [--only NAME,...] [--size 4096] [--repeat] [--out DIR]
  *                            writes gemm-sweep.json; --emulate [--exact 128x128x64]: checks on lavapipe;
@@ -215,11 +215,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       ...range(aPer).map((q) => unpack('sh_a', `${copy} * ${aSize}u + ((lid + ${q * threads}u) / ${bk / 8}u) * ${sa}u + ((lid + ${q * threads}u) % ${bk / 8}u) * 8u`, `ra${q}${set}`)),
       ...range(bPer).map((q) => unpack('sh_b', `${copy} * ${bSize}u + ((lid + ${q * threads}u) / ${bn / 8}u) * ${sb}u + ((lid + ${q * threads}u) % ${bn / 8}u) * 8u`, `rb${q}${set}`)),
     ].join('\n    ');
-  const matrixLoads = (copy: string, s: number) =>
-    [
-      ...range(v.fm).map((i) => ops.load(`a${i}`, 'L', 'sh_a', `${copy} * ${aSize}u + (lrow + ${i * 16}u) * ${sa}u + ${s * 16}u`, `${sa}u`)),
-      ...range(v.fn).map((j) => ops.load(`b${j}`, 'R', 'sh_b', `${copy} * ${bSize}u + ${s * 16 * sb}u + lcol + ${j * 16}u`, `${sb}u`)),
-    ].join('\n      ');
+  // Substep s's matrices from workgroup copy `copy`, named a0.., b0.. (plus `suffix`).
+  const matrixLoadList = (copy: string, s: number, suffix = '') => [
+    ...range(v.fm).map((i) => ops.load(`a${i}${suffix}`, 'L', 'sh_a', `${copy} * ${aSize}u + (lrow + ${i * 16}u) * ${sa}u + ${s * 16}u`, `${sa}u`)),
+    ...range(v.fn).map((j) => ops.load(`b${j}${suffix}`, 'R', 'sh_b', `${copy} * ${bSize}u + ${s * 16 * sb}u + lcol + ${j * 16}u`, `${sb}u`)),
+  ];
+  const matrixLoads = (copy: string, s: number) => matrixLoadList(copy, s).join('\n      ');
   const compute = (copy: string) =>
     range(bk / 16)
       .map((s) => `{
@@ -257,24 +258,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   };
   // Peeled: every step but the last fetches and stores unconditionally, one basic block the compiler
   // may interleave (the stores into the other copy among this copy's MMAs); the last step computes.
-  const peeledLoop = () => {
-    const last = `${compute(stages === 2 ? `${(steps - 1) % 2}u` : '0u')}`;
+  // `step(copy, into)` computes on `copy` and, with two copies, stores the next step's words `into` the other.
+  const peeledLoop = (step: (copy: string, into?: string) => string) => {
+    const last = step(stages === 2 ? `${(steps - 1) % 2}u` : '0u');
     const body =
       stages === 2
-        ? `let cur = s % 2u;\n    ${fetch('(s + 1u)')}\n    ${compute('cur')}\n    ${put('(1u - cur)')}\n    ${barrier}`
-        : `${fetch('(s + 1u)')}\n    ${compute('0u')}\n    ${barrier}\n    ${put('0u')}\n    ${barrier}`;
+        ? `let cur = s % 2u;\n    ${fetch('(s + 1u)')}\n    ${step('cur', '(1u - cur)')}\n    ${barrier}`
+        : `${fetch('(s + 1u)')}\n    ${step('0u')}\n    ${barrier}\n    ${put('0u')}\n    ${barrier}`;
     return `for (var s = 0u; s < ${steps - 1}u; s++) {\n    ${body}\n  }\n  ${last}`;
   };
+  const computeThenPut = (copy: string, into?: string) => (into === undefined ? compute(copy) : `${compute(copy)}\n    ${put(into)}`);
   // Interleaved: substep s+1's matrix loads issued before substep s's MMAs, and (two copies) the
   // next step's stores spread among the MMAs, in the text order the compiler starts from.
   const interleavedStep = (copy: string, putCopy?: string) => {
     const subs = bk / 16;
-    const loadsOf = (q: number) => [
-      ...range(v.fm).map((i) => ops.load(`a${i}_${q}`, 'L', 'sh_a', `${copy} * ${aSize}u + (lrow + ${i * 16}u) * ${sa}u + ${q * 16}u`, `${sa}u`)),
-      ...range(v.fn).map((j) => ops.load(`b${j}_${q}`, 'R', 'sh_b', `${copy} * ${bSize}u + ${q * 16 * sb}u + lcol + ${j * 16}u`, `${sb}u`)),
-    ];
+    const loadsOf = (q: number) => matrixLoadList(copy, q, `_${q}`);
     const stores = putCopy === undefined ? [] : putAlways(putCopy).split('\n    ');
     const total = subs * v.fm * v.fn;
+    // Over the second half of the MMAs: a store waits for its word's global load, which the first half covers.
+    const half = Math.ceil(total / 2);
     const out: string[] = [...loadsOf(0)];
     let g = 0;
     for (let q = 0; q < subs; q++) {
@@ -282,8 +284,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       for (const i of range(v.fm)) {
         for (const j of range(v.fn)) {
           out.push(ops.mma(`acc[${i * v.fn + j}]`, `a${i}_${q}`, `b${j}_${q}`));
-          // Over the second half of the MMAs: a store waits for its word's global load, which the first half covers.
-          const half = Math.ceil(total / 2);
           if (g >= total - half) out.push(...stores.slice(Math.floor(((g - (total - half)) * stores.length) / half), Math.floor(((g - (total - half) + 1) * stores.length) / half)));
           g++;
         }
@@ -291,18 +291,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     return `{\n    ${out.join('\n    ')}\n    }`;
   };
-  const interleavedLoop = () => {
-    const last = interleavedStep(stages === 2 ? `${(steps - 1) % 2}u` : '0u');
-    const body =
-      stages === 2
-        ? `let cur = s % 2u;\n    ${fetch('(s + 1u)')}\n    ${interleavedStep('cur', '(1u - cur)')}\n    ${barrier}`
-        : `${fetch('(s + 1u)')}\n    ${interleavedStep('0u')}\n    ${barrier}\n    ${put('0u')}\n    ${barrier}`;
-    return `for (var s = 0u; s < ${steps - 1}u; s++) {\n    ${body}\n  }\n  ${last}`;
-  };
   const loop = v.interleave
-    ? interleavedLoop()
+    ? peeledLoop(interleavedStep)
     : v.peel
-    ? peeledLoop()
+    ? peeledLoop(computeThenPut)
     : v.prefetch === false
       ? stages === 2
         ? `for (var s = 0u; s < ${steps}u; s++) {
@@ -348,26 +340,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     ${barrier}
   }`;
-  if (v.depth === 2) return `${head}${decls}${entry}
-  let lrow = (sg_id / ${v.sn}u) * ${v.fm * 16}u;
-  let lcol = (sg_id % ${v.sn}u) * ${v.fn * 16}u;
-  let rot = (lid >> 3u) & 3u;
-  ${deepLoop()}
-  ${store}
-}
-`;
-  return `${head}${decls}${entry}
-  let lrow = (sg_id / ${v.sn}u) * ${v.fm * 16}u;
-  let lcol = (sg_id % ${v.sn}u) * ${v.fn * 16}u;
-  let rot = (lid >> 3u) & 3u; // rotated stores: the part a lane writes first
-  ${regs}
+  const steady = `${regs}
   {
     ${fetch('0u')}
     ${putAlways('0u')}
   }
   workgroupBarrier();
   ${v.probe === 'no-load' ? matrixLoads('0u', 0) : ''}
-  ${loop}
+  ${loop}`;
+  return `${head}${decls}${entry}
+  let lrow = (sg_id / ${v.sn}u) * ${v.fm * 16}u;
+  let lcol = (sg_id % ${v.sn}u) * ${v.fn * 16}u;
+  let rot = (lid >> 3u) & 3u; // rotated stores: the part a lane writes first
+  ${v.depth === 2 ? deepLoop() : steady}
   ${store}
 }
 `;
@@ -514,6 +499,9 @@ export interface SweepRow {
   readonly error?: string;
 }
 
+/** A staged variant with padded rows (8 halves). */
+const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
+
 /** The structures and tiles of the first sweep (issue 19, call 1). */
 export function defaultVariants(): Variant[] {
   const direct = (sm: number, sn: number, fm: number, fn: number, ku = 1, swizzle = true): Variant => ({ kind: 'direct', sm, sn, fm, fn, ku, swizzle });
@@ -590,7 +578,6 @@ export function focusVariants(): Variant[] {
 
 /** The next sweep (gemm.md): around call 3's winners, 128x128x64 sg4x2 and 128x256x16 sg2x4 (K steps that fit 48 KiB). */
 export function nextVariants(): Variant[] {
-  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
   return [
     { kind: 'ceiling', sm: 4, sn: 2, fm: 2, fn: 4 },
     staged(4, 2, 2, 4, 64),
@@ -608,11 +595,7 @@ export function nextVariants(): Variant[] {
  * copies), each as it is, with rotated stores, and with one part left out (probes).
  */
 export function whereVariants(): Variant[] {
-  const tiles: Variant[] = [
-    { kind: 'staged', sm: 4, sn: 2, fm: 2, fn: 4, bk: 64, pad: 8 },
-    { kind: 'staged', sm: 2, sn: 4, fm: 4, fn: 4, bk: 16, pad: 8 },
-    { kind: 'staged', sm: 4, sn: 2, fm: 2, fn: 4, bk: 32, pad: 8 },
-  ];
+  const tiles = [staged(4, 2, 2, 4, 64), staged(2, 4, 4, 4, 16), staged(4, 2, 2, 4, 32)];
   return [
     { kind: 'ceiling', sm: 4, sn: 2, fm: 2, fn: 4 },
     { kind: 'ceiling', sm: 2, sn: 4, fm: 4, fn: 4 },
@@ -628,7 +611,6 @@ export function whereVariants(): Variant[] {
 
 /** Call 2: words fetched two steps ahead (two register sets) against one, around the best tiles; plain-store probe. */
 export function deepVariants(): Variant[] {
-  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
   const tiles = [staged(2, 4, 4, 4, 16), staged(4, 2, 2, 4, 32), staged(4, 2, 2, 4, 64), staged(2, 4, 4, 4, 32), staged(4, 2, 4, 4, 16), staged(2, 4, 4, 2, 32)];
   return [...tiles.flatMap((t): Variant[] => [t, { ...t, depth: 2 }]), { ...staged(4, 4, 2, 4, 16), depth: 2 }, { ...staged(2, 4, 4, 4, 16), probe: 'no-fetch' }, { ...staged(4, 2, 2, 4, 64), probe: 'no-fetch' }];
 }
@@ -638,7 +620,6 @@ export function deepVariants(): Variant[] {
  * register sets), and do smaller workgroups, several to an SM, hide the loads better?
  */
 export function occupancyBarrierVariants(): Variant[] {
-  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
   const both = (t: Variant): Variant[] => [t, { ...t, depth: 2 }];
   return [
     ...[staged(2, 4, 4, 4, 16), staged(4, 2, 2, 4, 32)].flatMap((t): Variant[] => [{ ...t, probe: 'no-barrier' }, { ...t, probe: 'no-barrier', depth: 2 }]),
@@ -652,14 +633,12 @@ export function occupancyBarrierVariants(): Variant[] {
 
 /** Call 4: the loop body as one basic block (last step peeled), against the loop with branches. */
 export function peelVariants(): Variant[] {
-  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
   const tiles = [staged(2, 4, 4, 4, 16), staged(4, 2, 2, 4, 32), staged(4, 2, 4, 4, 16), staged(2, 4, 4, 4, 32), staged(4, 2, 2, 4, 64), staged(2, 4, 4, 2, 32)];
   return tiles.flatMap((t): Variant[] => [t, { ...t, peel: true }]);
 }
 
 /** Call 6: the interleaved step against the loop as is. */
 export function interleaveVariants(): Variant[] {
-  const staged = (sm: number, sn: number, fm: number, fn: number, bk: number): Variant => ({ kind: 'staged', sm, sn, fm, fn, bk, pad: 8 });
   const tiles = [staged(2, 4, 4, 4, 16), staged(4, 2, 2, 4, 32), staged(2, 4, 4, 4, 32), staged(4, 2, 2, 4, 64), staged(4, 2, 4, 4, 16), staged(2, 4, 4, 2, 32)];
   return tiles.flatMap((t): Variant[] => [t, { ...t, interleave: true }]);
 }
