@@ -22,13 +22,13 @@ const MAX_WARMUP_BATCHES = 8;
 const SETTLED = 0.02;
 /** Busy GPU time benchmarks ask for before the settled check: an H100 idles at 345 MHz after a host gap of a second. */
 export const WARMUP_BUSY_MS = 1000;
+/** Batches of the busy phase at most (a batch of zero-time runs would never add up). */
+const MAX_BUSY_BATCHES = 1000;
 
 /** WARMUP_BUSY_MS on GPUs, none on a software adapter (whose clocks do not idle, and where a second is many runs). */
 export function warmupBusyMsFor(devices: readonly { readonly placement: { readonly kind: string } }[]): number {
   return devices.every((d) => d.placement.kind === 'software') ? 0 : WARMUP_BUSY_MS;
 }
-/** Batches of the busy phase at most (a batch of zero-time runs would never add up). */
-const MAX_BUSY_BATCHES = 1000;
 
 /**
  * Runs `batch` (a batch of timed runs, their times) until the GPU has been busy `busyMs` (the sum of
