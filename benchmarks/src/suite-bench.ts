@@ -8,11 +8,14 @@
  * shapes would take minutes), before its warm-up and timed runs.
  *
  *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--target simt|subgroup-matrix|auto]
- *                       [--ranks 2,4,8] [--reduction ring|one-shot] [--order chunk-arrival|row-major|grouped] [--no-sweeps] [--one-device] [--no-trace]
+ *                       [--ranks 2,4,8] [--reduction ring|one-shot] [--order chunk-arrival|row-major|grouped] [--no-sweeps]
+ *                       [--devices 1,2 | --one-device] [--no-trace]
  *
  * --ranks sets the rank counts of every workload on one device (default 2, 4, 8 for the GEMMs, 4 for
  * the others); --reduction the plan of gemm-rs and gemv-ar (default: the workloads' own); --order the
- * tile order of the suite's rows (default chunk-arrival; the ablation runs row-major and grouped too).
+ * tile order of the suite's rows (default chunk-arrival; the ablation runs row-major and grouped too);
+ * --devices which rows run: 1 (ranks sharing one device, = --one-device), 2 (ranks on two devices:
+ * the GEMMs' 2 ranks, the others' 4), or both (the default).
  *
  * With --dtype f16 and --target auto (the default) the GEMMs take the subgroup-matrix (tensor core) path where the adapter has it.
  *
@@ -84,7 +87,7 @@ interface Case {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' } } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
@@ -94,14 +97,16 @@ async function main(): Promise<void> {
   const rankCounts = values.ranks?.split(',').map(Number);
   const reduction = values.reduction === undefined ? {} : { reduction: values.reduction as ReductionPlan };
   const suiteOrder = (values.order ?? 'chunk-arrival') as RunOrder;
+  const deviceCounts = (values['one-device'] ? '1' : (values.devices ?? '1,2')).split(',').map(Number);
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
+  devices.forEach((d) => console.log(`device ${d.index}: ${d.placement.description}`));
   const one = devices.slice(0, 1);
   const cases: Case[] = [];
   for (const workload of names) {
     const gemm = workload === 'ag-gemm' || workload === 'gemm-rs';
-    for (const ranks of rankCounts ?? (gemm ? [2, 4, 8] : [4])) cases.push({ workload, ranks, handles: one, order: suiteOrder, section: 'suite' });
-    if (!values['one-device']) cases.push({ workload, ranks: gemm ? 2 : 4, handles: devices, order: suiteOrder, section: 'suite' });
-    if (!gemm || values['no-sweeps']) continue;
+    if (deviceCounts.includes(1)) for (const ranks of rankCounts ?? (gemm ? [2, 4, 8] : [4])) cases.push({ workload, ranks, handles: one, order: suiteOrder, section: 'suite' });
+    if (deviceCounts.includes(2)) cases.push({ workload, ranks: gemm ? 2 : 4, handles: devices, order: suiteOrder, section: 'suite' });
+    if (!gemm || values['no-sweeps'] || !deviceCounts.includes(1)) continue;
     for (const order of ['row-major', 'grouped'] as const) cases.push({ workload, ranks: 4, handles: one, order, section: 'ablation' });
     for (const chunksPerRank of [2, 4]) cases.push({ workload, ranks: 4, handles: one, chunksPerRank, section: 'sweep' });
   }

@@ -67,8 +67,9 @@ export interface BenchReport {
   /**
    * How much of the communication the fused variant hid: compute-only is the kernel compiled without
    * its plan (the same tiles, no chunk moves), timed like the variants; comm-only is the sequential
-   * variant's phases that run no tiles, timed on their own with GPU timestamps (`commMeasured`), or,
-   * on a device without timestamps, sequential minus compute-only (derived); efficiency is
+   * variant's communication timed on its own (`commMeasured`: on one device its phases that run no
+   * tiles, GPU timestamps; on several, its runs without the tiles' phases, wall clock), or, on one
+   * device without timestamps, sequential minus compute-only (derived); efficiency is
    * (sequential − fused) / min(compute-only, comm-only): 1 when the shorter of the two is fully hidden.
    * Absent when `computeOnly: false`.
    */
@@ -145,7 +146,7 @@ export function benchTable(reports: readonly BenchReport[]): string {
     const verified = BENCH_VARIANTS.every((v) => r.variants[v].verified) ? 'yes' : 'NO';
     const { m, n, k } = r.shape;
     const o = r.overlap;
-    // A comm-only figure that was not timed alone (no GPU timestamps) says so.
+    // A comm-only figure that was not timed alone (one device without GPU timestamps) says so.
     const comm = o ? formatBenchMs(o.commOnlyMs) + (o.commMeasured ? '' : ' (seq − compute)') : '–';
     const overlap = o ? [formatBenchMs(o.computeOnlyMs.median), comm, Number.isNaN(o.efficiency) ? '–' : o.efficiency.toFixed(2)] : ['–', '–', '–'];
     return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')} | ${r.speedup.overSequential.toFixed(2)}x | ${r.speedup.overDecomposed.toFixed(2)}x | ${overlap.join(' | ')} | ${verified} |`;

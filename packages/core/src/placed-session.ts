@@ -84,8 +84,11 @@ export class PlacedSession {
    * its chunks to land before going on, so no transfer runs beside that device's compute.
    * With `record`, every phase is also timed (timestamp queries where the device has them) and the
    * dispatches, transfers and waits for landings go into it (trace.ts draws them).
+   * With `communicationOnly`, the phases that run tiles are not launched (their waits and sends still
+   * happen): what is left is the run's communication alone, the chunk moves inside each device and
+   * the transfers between them, in the same order (benchmarks time it so).
    */
-  async run(options: { readonly overlap?: boolean; readonly record?: RunRecording } = {}): Promise<RunResult> {
+  async run(options: { readonly overlap?: boolean; readonly record?: RunRecording; readonly communicationOnly?: boolean } = {}): Promise<RunResult> {
     const overlap = options.overlap ?? true;
     const record = options.record;
     const landed = new Map([...this.transfers.keys()].map((c) => [c, deferred()]));
@@ -101,7 +104,8 @@ export class PlacedSession {
           { device: this.devices[from]!, buffer: this.sessions[from]!.tensorBuffer(tensor) },
           { device: this.devices[to]!, buffer: this.sessions[to]!.tensorBuffer(tensor) },
           runs,
-          overlap ? 'submitted' : 'done',
+          // Without the tiles' phases after them, a transfer's end is only seen when its bytes are there.
+          overlap && !options.communicationOnly ? 'submitted' : 'done',
           record && ((stages) => record.transfers.push({ ...stages, chunk: c, name, from, to, bytes, byteRuns: runs.length })),
           `of chunk ${c} %${name} (rank ${fromRank} -> rank ${toRank})`,
         )
@@ -117,9 +121,11 @@ export class PlacedSession {
         const waitFrom = performance.now();
         await Promise.all(phase.lands.map((c) => landed.get(c)!.promise));
         if (record && phase.lands.length > 0) record.waits.push({ device: d, phase: p, chunks: phase.lands, startMs: waitFrom, endMs: performance.now() });
-        const launched = session.launchPhase(p, { timing: record !== undefined });
-        running.push(record ? launched.then((result) => (record.dispatches.push({ device: d, phase: p, result }), result)) : launched);
-        if (!overlap) await running[running.length - 1];
+        if (!(options.communicationOnly && phase.tiles.some((t) => t.count > 0))) {
+          const launched = session.launchPhase(p, { timing: record !== undefined });
+          running.push(record ? launched.then((result) => (record.dispatches.push({ device: d, phase: p, result }), result)) : launched);
+          if (!overlap) await running[running.length - 1];
+        }
         const sent = phase.sends.map(send);
         if (!overlap) await Promise.all(sent);
       }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { runWorkload } from '../src/run.js';
-import type { RunOptions } from '../src/workloads/index.js';
+import { PlacedSession, runWorkload } from '../src/run.js';
+import { getWorkload, type RunOptions } from '../src/workloads/index.js';
 
 // Fresh devices from the software adapter for each test (one requestAdapter each).
 let handles: DeviceHandle[];
@@ -50,4 +50,38 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     const run = runWorkload({ ...base, workload: 'ag-gemm', ranks: 2, backend: 'gpu-signal', shape: { m: 64, n: 32, k: 32 }, handles: handles.slice(0, 2) });
     await expect(run).rejects.toThrow(/chunk %c\d+ is forced to gpu-signal, but ranks \d and \d are on devices \d and \d/);
   });
+
+  it('times the communication alone: every chunk lands, no tile runs', async () => {
+    const shape = { m: 64, n: 32, k: 32 };
+    const inputs = getWorkload('ag-gemm').inputs({ ranks: 2, shape, dtype: 'f32' }, base.seed);
+    let gathered: Float32Array[] = [];
+    let products: Float32Array[] = [];
+    const report = await runWorkload({
+      ...base,
+      workload: 'ag-gemm',
+      ranks: 2,
+      shape,
+      handles: handles.slice(0, 2),
+      timeCommunication: 3,
+      afterTimedRuns: async (_, { module, placed, devices }) => {
+        // A session of its own: the timed runs' products are already in the first one's C.
+        const session = await PlacedSession.open(devices, module, placed, inputs, { read: ['A', 'C'] });
+        try {
+          await session.run({ communicationOnly: true });
+          gathered = await session.read('A');
+          products = await session.read('C');
+        } finally {
+          session.destroy();
+        }
+      },
+    });
+    expect(report.commMs?.median).toBeGreaterThan(0);
+    // Each rank holds both halves of A, one of them from the other device; C was never computed.
+    const half = (shape.m / 2) * shape.k;
+    for (const a of gathered) {
+      expect(a.subarray(0, half)).toEqual(inputs['A']![0]!.subarray(0, half));
+      expect(a.subarray(half)).toEqual(inputs['A']![1]!.subarray(half));
+    }
+    expect(products.map((c) => c.some((x) => x !== 0))).toEqual([false, false]);
+  }, 120_000);
 });
