@@ -29,7 +29,6 @@ import {
   benchWorkload,
   costModelTable,
   formatBenchSummary,
-  getWorkload,
   modelBench,
   speedupSvg,
   summarizeBench,
@@ -44,9 +43,9 @@ import {
   type ReductionPlan,
   type RunTarget,
   type WorkloadName,
-  type WorkloadShape,
 } from '@syncopate/core';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
+import { gpuShape } from './suite-shapes.js';
 
 /**
  * The SIMT GEMM's fastest tile on the H100 (benchmarks/README.md) for f32; f16 takes the workloads'
@@ -56,26 +55,6 @@ const GEMM_BLOCK = { f32: { block: { m: 128, n: 128, k: 8 } }, f16: {} } as cons
 
 /** Output rows checked per timed kernel (see RunWorkloadOptions.verifyRows). */
 const VERIFY_ROWS = 16;
-
-/** A shape per workload where compute and communication are both sizeable on one GPU. */
-function gpuShape(workload: WorkloadName, ranks: number, size: number): WorkloadShape {
-  switch (workload) {
-    case 'ag-gemm':
-      return { m: size, n: size / ranks, k: size }; // one size³ GEMM of work in all
-    case 'gemm-rs':
-      return { m: size, n: size, k: size / ranks };
-    case 'gemv-ar':
-      return { m: 16, n: 2 * size, k: 2 * size }; // decode: 16 tokens, a 2·size square weight
-    case 'a2a-gemm':
-      return { m: size / 2, n: size / 2, k: size / 2 }; // tokens per rank, outputs, hidden
-    case 'embed-a2a':
-      return { m: 4 * size, n: 128, k: 16 * size }; // batch, embedding dim, table rows
-    case 'ring-attn':
-      return { m: size, n: 64, k: size }; // sequence, head dim
-    default:
-      return getWorkload(workload).defaults;
-  }
-}
 
 interface Case {
   readonly workload: WorkloadName;

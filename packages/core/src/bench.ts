@@ -16,7 +16,8 @@ import type { Summary } from './stats.js';
 export const BENCH_VARIANTS = ['sequential', 'decomposed', 'fused'] as const;
 export type BenchVariant = (typeof BENCH_VARIANTS)[number];
 
-const VARIANT_OPTIONS: Record<BenchVariant, Pick<RunWorkloadOptions, 'backend'> & { phasing: 'overlap' | 'sequential' }> = {
+/** How each variant runs: its chunks' backend and its phasing (CodegenOptions.phasing). */
+export const VARIANT_OPTIONS: Record<BenchVariant, Pick<RunWorkloadOptions, 'backend'> & { phasing: 'overlap' | 'sequential' }> = {
   sequential: { backend: 'peer-copy', phasing: 'sequential' },
   decomposed: { backend: 'peer-copy', phasing: 'overlap' },
   fused: { backend: 'auto', phasing: 'overlap' },

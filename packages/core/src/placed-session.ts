@@ -82,7 +82,8 @@ export class PlacedSession {
    * One run over all devices; `wallMs` from the first submit until every device is done. With
    * `overlap: false` (a baseline for benchmarks) each device waits for every phase to finish and for
    * its chunks to land before going on, so no transfer runs beside that device's compute.
-   * With `record`, every phase is also timed (timestamp queries where the device has them) and the
+   * With `record`, every phase is also timed (timestamp queries where the device has them and the
+   * recording asks for them) and the
    * dispatches, transfers and waits for landings go into it (trace.ts draws them).
    * With `communicationOnly`, the phases that run tiles are not launched (their waits and sends still
    * happen): what is left is the run's communication alone, the chunk moves inside each device and
@@ -122,7 +123,7 @@ export class PlacedSession {
         await Promise.all(phase.lands.map((c) => landed.get(c)!.promise));
         if (record && phase.lands.length > 0) record.waits.push({ device: d, phase: p, chunks: phase.lands, startMs: waitFrom, endMs: performance.now() });
         if (!(options.communicationOnly && phase.tiles.some((t) => t.count > 0))) {
-          const launched = session.launchPhase(p, { timing: record !== undefined });
+          const launched = session.launchPhase(p, { timing: record?.gpuTimestamps ?? false });
           running.push(record ? launched.then((result) => (record.dispatches.push({ device: d, phase: p, result }), result)) : launched);
           if (!overlap) await running[running.length - 1];
         }

@@ -36,6 +36,12 @@ export interface LandingWaitRecord {
 }
 
 export class RunRecording {
+  /**
+   * @param gpuTimestamps time each dispatch on the GPU too (default true). A timed dispatch takes a
+   * query set and two buffers of its own; `false` records the host's clock alone, which leaves the run
+   * as the untraced runs go (benchmarks compare variants so).
+   */
+  constructor(readonly gpuTimestamps = true) {}
   readonly dispatches: DispatchRecord[] = [];
   readonly transfers: TransferRecord[] = [];
   readonly waits: LandingWaitRecord[] = [];

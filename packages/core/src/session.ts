@@ -125,7 +125,7 @@ export class FusedSession {
    * where the device can and recorded in `record` as a dispatch of device 0 (trace.ts).
    */
   async runRecorded(record: RunRecording): Promise<void> {
-    const launched = this.fused.phases.map((_, p) => this.launchPhase(p, { timing: true }).then((result) => record.dispatches.push({ device: 0, phase: p, result })));
+    const launched = this.fused.phases.map((_, p) => this.launchPhase(p, { timing: record.gpuTimestamps }).then((result) => record.dispatches.push({ device: 0, phase: p, result })));
     await Promise.all(launched);
     await this.checkKernelErrors();
   }

@@ -84,14 +84,14 @@ const TRANSFER_TRACK = 200_000;
 const ALIGNMENT =
   'GPU timestamps (per device) plus the largest (submit time - GPU begin) over the device\'s dispatches: ' +
   'the least offset that puts no dispatch before its submit';
-const ALIGNMENT_HOST = 'no timestamp queries on some device: its dispatches span from submit (or its previous dispatch\'s end) to the host seeing them done';
+const ALIGNMENT_HOST = 'host clock (no timestamp queries on some device, or none asked for): its dispatches span from submit (or its previous dispatch\'s end) to the host seeing them done';
 const INSIDE_DISPATCH =
   'WGSL has no clock: inside a fused dispatch the tiles of each rank and the gpu-signal chunks cannot be timed; ' +
   'each dispatch is shown on the track of every rank it ran, with the chunks that moved inside it in args';
 
-/** One more run of an open session, recorded and drawn. */
-export async function traceSession(session: FusedSession | PlacedSession, subject: TraceSubject): Promise<ChromeTrace> {
-  const record = new RunRecording();
+/** One more run of an open session, recorded and drawn; `gpuTimestamps: false` records the host's clock alone (RunRecording). */
+export async function traceSession(session: FusedSession | PlacedSession, subject: TraceSubject, gpuTimestamps = true): Promise<ChromeTrace> {
+  const record = new RunRecording(gpuTimestamps);
   if (session instanceof FusedSession) await session.runRecorded(record);
   else await session.run({ record });
   return buildTrace(record, subject);
@@ -102,13 +102,13 @@ export async function traceSession(session: FusedSession | PlacedSession, subjec
  * metadata carries the report). The checked and timed runs are not traced, so tracing (a query set
  * per dispatch) does not change their figures.
  */
-export async function traceRun(o: RunWorkloadOptions): Promise<{ report: RunReport; trace: ChromeTrace }> {
+export async function traceRun(o: RunWorkloadOptions, gpuTimestamps = true): Promise<{ report: RunReport; trace: ChromeTrace }> {
   let trace: ChromeTrace | undefined;
   const report = await runWorkload({
     ...o,
     afterTimedRuns: async (session, lowered) => {
       await o.afterTimedRuns?.(session, lowered);
-      trace = await traceSession(session, lowered);
+      trace = await traceSession(session, lowered, gpuTimestamps);
     },
   });
   if (trace === undefined) throw new Error('traceRun: the run ended without reaching its traced run');

@@ -1,0 +1,65 @@
+/**
+ * Where a run over two devices spends its time: each workload's three variants (sequential,
+ * decomposed, fused, as the suite runs them), each checked at its timed shape and timed like the
+ * suite, then one more run recorded on the host's clock alone (no timestamp queries, so the recorded
+ * run goes as the timed ones do). Prints, per variant, when each device submitted each phase and saw
+ * it done, and each transfer's stages (started, first source piece mapped, copies into place
+ * submitted), in ms from the run's start; writes the Chrome traces, one file per workload.
+ *
+ *   node dist/placed-timeline.mjs [--only embed-a2a,gemv-ar] [--dtype f32] [--size 4096] [--ranks 4] [--out DIR]
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { BENCH_VARIANTS, traceRun, VARIANT_OPTIONS, type ChromeTrace, type WorkloadName } from '@syncopate/core';
+import { openDevices } from '@syncopate/runtime';
+import { gpuShape } from './suite-shapes.js';
+
+/** The timeline of one trace as lines of text: phases per device, then transfers, by start. */
+function timelineLines(trace: ChromeTrace): string[] {
+  const spans = trace.traceEvents.filter((e) => e.ph === 'X');
+  const origin = Math.min(...spans.map((e) => e.ts!));
+  const ms = (us: number) => ((us - origin) / 1000).toFixed(3);
+  return spans
+    .filter((e) => e.name.startsWith('phase') || e.cat === 'peer-copy' || e.name.startsWith('wait'))
+    .filter((e, i, all) => all.findIndex((f) => f.pid === e.pid && f.name === e.name && f.ts === e.ts) === i) // a phase is drawn on each rank's track
+    .sort((a, b) => a.ts! - b.ts!)
+    .map((e) => {
+      const a = (e.args ?? {}) as Record<string, unknown>;
+      const stages = e.cat === 'peer-copy' ? ` mapped +${a['sourceMappedAfterMs']} submitted +${a['submittedAfterMs']} (${a['bytes']} B, device ${a['fromDevice']} -> ${a['toDevice']})` : '';
+      return `  device ${e.pid} ${e.name.padEnd(22)} ${ms(e.ts!).padStart(8)} – ${ms(e.ts! + e.dur!).padStart(8)}${stages}`;
+    });
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' } } });
+  const out = values.out ?? process.env['OUT'] ?? '.';
+  const names = (values.only ?? 'embed-a2a,gemv-ar,ring-attn').split(',') as WorkloadName[];
+  const dtype = values.dtype === 'f16' ? 'f16' : 'f32';
+  const size = Number(values.size ?? 4096);
+  const ranks = Number(values.ranks ?? 4);
+  const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
+  try {
+    for (const workload of names) {
+      const traces: Record<string, ChromeTrace> = {};
+      for (const variant of BENCH_VARIANTS) {
+        const { backend, phasing } = VARIANT_OPTIONS[variant];
+        const { report, trace } = await traceRun(
+          { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, verifyRows: 16, timedRuns: 5, warmupRuns: 5 },
+          false,
+        );
+        traces[variant] = trace;
+        console.log(`${workload} ${variant}: median ${report.timings.median.toFixed(3)} ms (min ${report.timings.min.toFixed(3)}), verified ${report.verified}, phases ${report.phases.join('/')}, recorded run:`);
+        console.log(timelineLines(trace).join('\n'));
+      }
+      writeFileSync(join(out, `timeline-${workload}.json`), JSON.stringify(traces));
+    }
+  } finally {
+    devices.forEach((d) => d.close());
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  process.exitCode = 1;
+});
