@@ -6,7 +6,11 @@
  * it done, and each transfer's stages (started, first source piece mapped, copies into place
  * submitted), in ms from the run's start; writes the Chrome traces, one file per workload.
  *
- *   node dist/placed-timeline.mjs [--only embed-a2a,gemv-ar] [--dtype f32] [--size 4096] [--ranks 4] [--out DIR]
+ *   node dist/placed-timeline.mjs [--only embed-a2a,gemv-ar] [--dtype f32] [--size 4096] [--ranks 4] [--runs 5]
+ *                                 [--min-piece-kib 64] [--ring 4] [--out DIR]
+ *
+ * --min-piece-kib and --ring set the host copier's smallest piece and depth (PeerCopierOptions); the
+ * trace files then carry them in their names.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,12 +36,18 @@ function timelineLines(trace: ChromeTrace): string[] {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, 'min-piece-kib': { type: 'string' }, ring: { type: 'string' } } });
   const out = values.out ?? process.env['OUT'] ?? '.';
   const names = (values.only ?? 'embed-a2a,gemv-ar,ring-attn').split(',') as WorkloadName[];
   const dtype = values.dtype === 'f16' ? 'f16' : 'f32';
   const size = Number(values.size ?? 4096);
   const ranks = Number(values.ranks ?? 4);
+  const runs = Number(values.runs ?? 5);
+  const peerCopy = {
+    ...(values['min-piece-kib'] && { minPieceBytes: Number(values['min-piece-kib']) * 1024 }),
+    ...(values.ring && { ring: Number(values.ring) }),
+  };
+  const tag = Object.entries(peerCopy).map(([k, v]) => `-${k}${v}`).join('');
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
   try {
     for (const workload of names) {
@@ -45,14 +55,14 @@ async function main(): Promise<void> {
       for (const variant of BENCH_VARIANTS) {
         const { backend, phasing } = VARIANT_OPTIONS[variant];
         const { report, trace } = await traceRun(
-          { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, verifyRows: 16, timedRuns: 5, warmupRuns: 5 },
+          { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, peerCopy, verifyRows: 16, timedRuns: runs, warmupRuns: 5 },
           false,
         );
         traces[variant] = trace;
-        console.log(`${workload} ${variant}: median ${report.timings.median.toFixed(3)} ms (min ${report.timings.min.toFixed(3)}), verified ${report.verified}, phases ${report.phases.join('/')}, recorded run:`);
+        console.log(`${workload}${tag} ${variant}: median ${report.timings.median.toFixed(3)} ms (min ${report.timings.min.toFixed(3)}), verified ${report.verified}, phases ${report.phases.join('/')}, recorded run:`);
         console.log(timelineLines(trace).join('\n'));
       }
-      writeFileSync(join(out, `timeline-${workload}.json`), JSON.stringify(traces));
+      writeFileSync(join(out, `timeline-${workload}${tag}.json`), JSON.stringify(traces));
     }
   } finally {
     devices.forEach((d) => d.close());

@@ -7,7 +7,7 @@
  */
 import { chunkTransfer, type ChunkTransfer, type PlacedKernels } from '@syncopate/backends';
 import type { Module } from '@syncopate/ir';
-import { GpuTimeoutError, PeerCopier, type DeviceHandle, type RunResult } from '@syncopate/runtime';
+import { GpuTimeoutError, PeerCopier, type DeviceHandle, type PeerCopierOptions, type RunResult } from '@syncopate/runtime';
 import type { RunRecording } from './run-recording.js';
 import { FusedSession } from './session.js';
 import type { TensorData } from './workloads/index.js';
@@ -39,6 +39,8 @@ export interface PlacedSessionOptions {
   readonly timeoutMs?: number;
   /** Tensors that will be read back. */
   readonly read?: readonly string[];
+  /** How the host moves chunks between devices (pieces, ring depth); PeerCopier's defaults otherwise. */
+  readonly peerCopy?: Omit<PeerCopierOptions, 'timeoutMs'>;
 }
 
 export class PlacedSession {
@@ -70,7 +72,7 @@ export class PlacedSession {
       throw e;
     }
     const timeoutMs = options.timeoutMs ?? 30_000;
-    return new PlacedSession(placed, devices, sessions, transfers, new PeerCopier({ timeoutMs }), timeoutMs);
+    return new PlacedSession(placed, devices, sessions, transfers, new PeerCopier({ ...options.peerCopy, timeoutMs }), timeoutMs);
   }
 
   /** Bytes moved between devices per run. */

@@ -9,7 +9,7 @@ import { emitFusedKernel, emitPlacedKernels, type CodegenOptions, type DeviceVie
 import { hasRobustness, openDevices, openGpu, placeRanks, requestDevice, type DeviceHandle, type OpenGpuOptions, type RunResult } from '@syncopate/runtime';
 import { compileOrThrow, type CompiledKernel } from './compile.js';
 import { CompileError } from './errors.js';
-import { PlacedSession } from './placed-session.js';
+import { PlacedSession, type PlacedSessionOptions } from './placed-session.js';
 import { FusedSession, type FusedRun } from './session.js';
 import { matmulTargetFor } from './matmul-target.js';
 import { summarize, warmUntilSettled } from './stats.js';
@@ -72,6 +72,8 @@ export interface RunWorkloadOptions extends RunOptions {
   readonly handles?: readonly DeviceHandle[];
   /** Longest wait on any GPU promise or transfer (default 30 s). */
   readonly timeoutMs?: number;
+  /** How chunks between devices move through the host (PlacedSessionOptions.peerCopy). */
+  readonly peerCopy?: PlacedSessionOptions['peerCopy'];
   readonly codegen?: CodegenOptions;
   /** Runs timed after the checked one and the warm-up (default 3); `fusedMs` is their median. */
   readonly timedRuns?: number;
@@ -299,7 +301,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
     const { compiled } = built;
     const block = dotBlock(built.kernel.kernel.body);
     await o.onLowered?.({ module: compiled.module, placed });
-    const open = { read: workload.outputs, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) };
+    const open = { read: workload.outputs, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }), ...(o.peerCopy && { peerCopy: o.peerCopy }) };
     const session: FusedSession | PlacedSession =
       placed.devices.length === 1
         ? await FusedSession.open(devices[0]!, placed.devices[0]!.kernel, inputs, open)
