@@ -5,7 +5,7 @@
  * phase it starts the transfers of the chunks that phase completed. So the copy of one phase's
  * chunks overlaps the next phases' compute on both devices.
  */
-import { chunkTransfer, type ChunkTransfer, type PlacedKernels } from '@syncopate/backends';
+import { chunkTransfer, type ByteRun, type ChunkTransfer, type PlacedKernels } from '@syncopate/backends';
 import type { Module } from '@syncopate/ir';
 import { GpuTimeoutError, PeerCopier, type DeviceHandle, type PeerCopierOptions, type RunResult } from '@syncopate/runtime';
 import type { RunRecording } from './run-recording.js';
@@ -24,6 +24,23 @@ interface Route extends ChunkTransfer {
   readonly to: number;
   readonly fromRank: number;
   readonly toRank: number;
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return [...groups.values()];
+}
+
+/** Byte runs sorted, and those that overlap or touch made one (two chunks may carry the same bytes). */
+function mergeRuns(runs: readonly ByteRun[]): ByteRun[] {
+  const merged: ByteRun[] = [];
+  for (const r of [...runs].sort((a, b) => a.offset - b.offset)) {
+    const last = merged[merged.length - 1];
+    if (last && r.offset <= last.offset + last.bytes) merged[merged.length - 1] = { offset: last.offset, bytes: Math.max(last.bytes, r.offset + r.bytes - last.offset) };
+    else merged.push(r);
+  }
+  return merged;
 }
 
 function deferred(): Deferred {
@@ -100,24 +117,28 @@ export class PlacedSession {
       failure ??= e;
       for (const d of landed.values()) d.reject(failure);
     };
-    const send = (c: number): Promise<void> => {
-      const { from, to, tensor, runs, name, bytes, fromRank, toRank } = this.transfers.get(c)!;
-      return this.copier
-        .copyRuns(
-          { device: this.devices[from]!, buffer: this.sessions[from]!.tensorBuffer(tensor) },
-          { device: this.devices[to]!, buffer: this.sessions[to]!.tensorBuffer(tensor) },
-          runs,
-          // Without the tiles' phases after them, a transfer's end is only seen when its bytes are there.
-          overlap && !options.communicationOnly ? 'submitted' : 'done',
-          record && ((stages) => record.transfers.push({ ...stages, chunk: c, name, from, to, bytes, byteRuns: runs.length })),
-          `of chunk ${c} %${name} (rank ${fromRank} -> rank ${toRank})`,
-        )
-        .then(() => landed.get(c)!.resolve(), fail);
-    };
+    // The chunks a device sends at one moment travel as one transfer per destination and tensor:
+    // each transfer costs host round trips (a map of the read-back, one of the upload staging, per
+    // piece) on the one JS thread, whatever its size.
+    const send = (chunks: readonly number[]): Promise<void>[] =>
+      groupBy(chunks.map((c) => this.transfers.get(c)!), (t) => `${t.to} ${t.tensor}`).map((group) => {
+        const { from, to, tensor } = group[0]!;
+        return this.copier
+          .copyRuns(
+            { device: this.devices[from]!, buffer: this.sessions[from]!.tensorBuffer(tensor) },
+            { device: this.devices[to]!, buffer: this.sessions[to]!.tensorBuffer(tensor) },
+            mergeRuns(group.flatMap((t) => t.runs)),
+            // Without the tiles' phases after them, a transfer's end is only seen when its bytes are there.
+            overlap && !options.communicationOnly ? 'submitted' : 'done',
+            record && ((stages) => group.forEach((t) => record.transfers.push({ ...stages, chunk: t.chunk, name: t.name, from, to, bytes: t.bytes, byteRuns: t.runs.length }))),
+            `of ${group.map((t) => `chunk ${t.chunk} %${t.name} (rank ${t.fromRank} -> rank ${t.toRank})`).join(', ')}`,
+          )
+          .then(() => group.forEach((t) => landed.get(t.chunk)!.resolve()), fail);
+      });
     const start = performance.now();
     const loops = this.placed.devices.map(async ({ view }, d) => {
       const session = this.sessions[d]!;
-      const sending = view.sendsAtLaunch.map(send);
+      const sending = send(view.sendsAtLaunch);
       if (!overlap) await Promise.all(sending);
       const running: Promise<RunResult>[] = [];
       for (const [p, phase] of view.phases.entries()) {
@@ -129,7 +150,7 @@ export class PlacedSession {
           running.push(record ? launched.then((result) => (record.dispatches.push({ device: d, phase: p, result }), result)) : launched);
           if (!overlap) await running[running.length - 1];
         }
-        const sent = phase.sends.map(send);
+        const sent = send(phase.sends);
         if (!overlap) await Promise.all(sent);
       }
       await Promise.all(running);

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
 import { PlacedSession, runWorkload } from '../src/run.js';
 import { getWorkload, type RunOptions } from '../src/workloads/index.js';
+import { RunRecording } from '../src/run-recording.js';
 
 // Fresh devices from the software adapter for each test (one requestAdapter each).
 let handles: DeviceHandle[];
@@ -83,5 +84,25 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
       expect(a.subarray(half)).toEqual(inputs['A']![1]!.subarray(half));
     }
     expect(products.map((c) => c.some((x) => x !== 0))).toEqual([false, false]);
+  }, 120_000);
+
+  it('sends the chunks that leave a device together as one transfer per destination', async () => {
+    const record = new RunRecording(false);
+    const report = await runWorkload({
+      ...base,
+      workload: 'embed-a2a',
+      ranks: 4,
+      shape: { m: 64, n: 16, k: 256 },
+      handles: handles.slice(0, 2),
+      afterTimedRuns: async (session) => void (await (session as PlacedSession).run({ record })),
+    });
+    expect(report.maxAbsError).toBe(0);
+    // Ranks 0, 1 on device 0 and 2, 3 on device 1: each device sends 4 chunks, two after each of two
+    // phases (one to each rank over there), so two transfers a device, each carrying two chunks.
+    for (const from of [0, 1]) {
+      const sent = record.transfers.filter((t) => t.from === from);
+      expect(sent).toHaveLength(4);
+      expect(new Set(sent.map((t) => t.startMs)).size).toBe(2);
+    }
   }, 120_000);
 });
