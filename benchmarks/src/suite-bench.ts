@@ -9,13 +9,14 @@
  *
  *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--target simt|subgroup-matrix|auto]
  *                       [--ranks 2,4,8] [--reduction ring|one-shot] [--order chunk-arrival|row-major|grouped] [--no-sweeps]
- *                       [--devices 1,2 | --one-device] [--no-trace]
+ *                       [--devices 1,2 | --one-device] [--runs N] [--no-trace]
  *
  * --ranks sets the rank counts of every workload on one device (default 2, 4, 8 for the GEMMs, 4 for
  * the others); --reduction the plan of gemm-rs and gemv-ar (default: the workloads' own); --order the
  * tile order of the suite's rows (default chunk-arrival; the ablation runs row-major and grouped too);
  * --devices which rows run: 1 (ranks sharing one device, = --one-device), 2 (ranks on two devices:
- * the GEMMs' 2 ranks, the others' 4), or both (the default).
+ * the GEMMs' 2 ranks, the others' 4), or both (the default); --runs the timed runs a variant (default
+ * 20, 5 with --quick).
  *
  * With --dtype f16 and --target auto (the default) the GEMMs take the subgroup-matrix (tensor core) path where the adapter has it.
  *
@@ -66,7 +67,7 @@ interface Case {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' } } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
@@ -114,7 +115,7 @@ async function main(): Promise<void> {
       try {
         const shape = gpuShape(c.workload, c.ranks, size);
         const block = c.workload === 'ag-gemm' || c.workload === 'gemm-rs' ? GEMM_BLOCK[dtype] : {};
-        const report = await benchWorkload({ ...base, shape, ...block, verifyRows: VERIFY_ROWS, runs: quick ? 5 : 20, warmup: 10, warmupBusyMs: WARMUP_BUSY_MS });
+        const report = await benchWorkload({ ...base, shape, ...block, verifyRows: VERIFY_ROWS, runs: values.runs ? Number(values.runs) : quick ? 5 : 20, warmup: 10, warmupBusyMs: WARMUP_BUSY_MS });
         reports.push({ section: c.section, report, run: { ...base, shape } });
         console.log(JSON.stringify({ section: c.section, ...report }));
         appendFileSync(jsonl, `${JSON.stringify({ section: c.section, run: { ...base, handles: undefined, shape }, report })}\n`);

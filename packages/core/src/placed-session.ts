@@ -58,6 +58,8 @@ export interface PlacedSessionOptions {
   readonly read?: readonly string[];
   /** How the host moves chunks between devices (pieces, ring depth); PeerCopier's defaults otherwise. */
   readonly peerCopy?: Omit<PeerCopierOptions, 'timeoutMs'>;
+  /** A copier to use (and leave open) instead of one of the session's own, e.g. shared by sessions timed side by side. */
+  readonly copier?: PeerCopier;
 }
 
 export class PlacedSession {
@@ -67,6 +69,7 @@ export class PlacedSession {
     private readonly sessions: readonly FusedSession[],
     private readonly transfers: ReadonlyMap<number, Route>,
     private readonly copier: PeerCopier,
+    private readonly ownsCopier: boolean,
     private readonly timeoutMs: number,
   ) {}
 
@@ -89,7 +92,8 @@ export class PlacedSession {
       throw e;
     }
     const timeoutMs = options.timeoutMs ?? 30_000;
-    return new PlacedSession(placed, devices, sessions, transfers, new PeerCopier({ ...options.peerCopy, timeoutMs }), timeoutMs);
+    const copier = options.copier ?? new PeerCopier({ ...options.peerCopy, timeoutMs });
+    return new PlacedSession(placed, devices, sessions, transfers, copier, options.copier === undefined, timeoutMs);
   }
 
   /** Bytes moved between devices per run. */
@@ -177,6 +181,6 @@ export class PlacedSession {
 
   destroy(): void {
     this.sessions.forEach((s) => s.destroy());
-    this.copier.destroy();
+    if (this.ownsCopier) this.copier.destroy();
   }
 }

@@ -74,6 +74,8 @@ export interface RunWorkloadOptions extends RunOptions {
   readonly timeoutMs?: number;
   /** How chunks between devices move through the host (PlacedSessionOptions.peerCopy). */
   readonly peerCopy?: PlacedSessionOptions['peerCopy'];
+  /** A host copier to share, left open (PlacedSessionOptions.copier); default: the session's own. */
+  readonly copier?: PlacedSessionOptions['copier'];
   readonly codegen?: CodegenOptions;
   /** Runs timed after the checked one and the warm-up (default 3); `fusedMs` is their median. */
   readonly timedRuns?: number;
@@ -301,7 +303,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
     const { compiled } = built;
     const block = dotBlock(built.kernel.kernel.body);
     await o.onLowered?.({ module: compiled.module, placed });
-    const open = { read: workload.outputs, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }), ...(o.peerCopy && { peerCopy: o.peerCopy }) };
+    const open = { read: workload.outputs, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }), ...(o.peerCopy && { peerCopy: o.peerCopy }), ...(o.copier && { copier: o.copier }) };
     const session: FusedSession | PlacedSession =
       placed.devices.length === 1
         ? await FusedSession.open(devices[0]!, placed.devices[0]!.kernel, inputs, open)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeviceHandle } from '@syncopate/runtime';
+import { openDevices, type DeviceHandle } from '@syncopate/runtime';
 import { BENCH_VARIANTS, benchTable, benchWorkload } from '../src/bench.js';
 import { openDevice } from '../src/run.js';
 import { defaultBlock } from '../src/workloads/index.js';
@@ -55,5 +55,26 @@ describe('the three variants of a workload', () => {
     const table = benchTable([r]);
     expect(table.split('\n')).toHaveLength(3);
     expect(table).toContain(`| ${workload} | 64x32x32 | 2 | 1 |`);
+  }, 120_000);
+
+  it('on two devices: the variants timed in turn, each checked, the communication timed alone', async () => {
+    const handles = await openDevices(2, { gpus: [], device: { requiredLimits: 'adapter-max' } });
+    try {
+      const seen: string[] = [];
+      const r = await benchWorkload({ workload: 'ag-gemm', ranks: 2, devices: 2, handles, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', order: 'chunk-arrival', seed: 3, runs: 3, warmup: 1, onVariant: (v) => seen.push(v) });
+      expect(seen).toEqual([...BENCH_VARIANTS, 'compute-only']);
+      expect(r.devices).toBe(2);
+      for (const v of BENCH_VARIANTS) {
+        expect(r.variants[v].verified).toBe(true);
+        expect(r.variants[v].ms.runs).toBe(3);
+        expect(r.variants[v].backend).toBe('peer-copy');
+      }
+      // Timed alone on the host's clock: no tile phase in it, so shorter than the sequential run.
+      expect(r.overlap!.commMeasured).toBe(true);
+      expect(r.overlap!.commOnlyMs).toBeGreaterThan(0);
+      expect(r.overlap!.commOnlyMs).toBeLessThan(r.variants.sequential.ms.median);
+    } finally {
+      handles.forEach((h) => h.close());
+    }
   }, 120_000);
 });
