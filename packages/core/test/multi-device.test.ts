@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { planPhases } from '@syncopate/backends';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
+import { compileOrThrow } from '../src/compile.js';
 import { PlacedSession, runWorkload } from '../src/run.js';
 import { getWorkload, type RunOptions } from '../src/workloads/index.js';
 import { RunRecording } from '../src/run-recording.js';
@@ -86,7 +88,7 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     expect(products.map((c) => c.some((x) => x !== 0))).toEqual([false, false]);
   }, 120_000);
 
-  it('sends the chunks that leave a device together as one transfer per destination', async () => {
+  it('sends the chunks for another device after one cut, as one transfer', async () => {
     const record = new RunRecording(false);
     const report = await runWorkload({
       ...base,
@@ -97,12 +99,34 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
       afterTimedRuns: async (session) => void (await (session as PlacedSession).run({ record })),
     });
     expect(report.maxAbsError).toBe(0);
-    // Ranks 0, 1 on device 0 and 2, 3 on device 1: each device sends 4 chunks, two after each of two
-    // phases (one to each rank over there), so two transfers a device, each carrying two chunks.
+    // Ranks 0, 1 on device 0 and 2, 3 on device 1: each device sends 4 chunks (each of its ranks one
+    // to each rank over there). The phases cut once for all of them (planPhases groups the chunks for
+    // one device), and they leave as one transfer: a device's four chunks share their start.
     for (const from of [0, 1]) {
       const sent = record.transfers.filter((t) => t.from === from);
       expect(sent).toHaveLength(4);
-      expect(new Set(sent.map((t) => t.startMs)).size).toBe(2);
+      expect(new Set(sent.map((t) => t.startMs)).size).toBe(1);
     }
   }, 120_000);
+});
+
+describe('phase cuts for chunks that leave a rank', () => {
+  const built = getWorkload('embed-a2a').build({ ranks: 4, shape: { m: 64, n: 16, k: 256 }, dtype: 'f32' });
+  const sentBy = (module: ReturnType<typeof compileOrThrow>['module'], comp: readonly number[], rank: number) =>
+    module.chunks.flatMap((c, i) => (c.src === rank && c.dst !== rank ? [{ dst: c.dst, comp: comp[i]! }] : []));
+
+  it('one cut for all the chunks a rank sends to another device: they leave together', () => {
+    const { module } = compileOrThrow(built.kernel, built.plan);
+    const plan = planPhases(module, [0, 0, 1, 1]);
+    const toDevice1 = sentBy(module, plan.comp, 0).filter((s) => s.dst >= 2);
+    expect(toDevice1).toHaveLength(2);
+    expect(toDevice1[0]!.comp).toBe(toDevice1[1]!.comp);
+  });
+
+  it('a cut a chunk where peer-copy is forced within one device', () => {
+    const forced = { ...built.plan, chunks: built.plan.chunks.map((c) => ({ ...c, backend: 'peer-copy' as const })) };
+    const { module } = compileOrThrow(built.kernel, forced);
+    const plan = planPhases(module, [0, 0, 0, 0]);
+    expect(new Set(sentBy(module, plan.comp, 0).map((s) => s.comp)).size).toBe(3);
+  });
 });

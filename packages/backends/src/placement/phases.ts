@@ -13,7 +13,8 @@
  *    later than `comp`, so the devices never wait on each other in a cycle.
  * Tile phases follow each rank's order and cut it: before the first tile that waits on a chunk that
  * arrives by peer-copy (so compute before it overlaps the transfer), after the last tile that a
- * peer-copy chunk sends (so the transfer overlaps the compute after it), and wherever a tile waits on
+ * peer-copy chunk sends (so the transfer overlaps the compute after it; for the chunks a rank sends
+ * to another device, after the last of them, so they leave as one transfer), and wherever a tile waits on
  * a gpu-signal chunk published in a later phase. All of it is a least fixed point of monotone
  * rules, found by iteration; a plan whose rules have none (a cycle of waits) is rejected.
  */
@@ -114,10 +115,14 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
   const feeders = chunks.map((c) => chunks.flatMap((d, j) => (forwards(c, d) ? [j] : [])));
   const forwarded = chunks.map((_, i) => feeders.some((f) => f.includes(i)));
   // Positions after which a rank's order is cut because a peer-copy chunk's last source tile is done.
+  // Chunks for another device are cut for together, after the last of them: they leave through the
+  // host, where each transfer costs round trips whatever its size, so one transfer a destination
+  // device beats one a chunk. Chunks forced to peer-copy within a device keep a cut each.
   const sendCuts = tiles.map((t, r) => {
     if (sequential) return new Set<number>();
-    const last = new Map<number, number>();
-    t.arrives.forEach((cs, i) => cs.forEach((c) => remote(c) && chunks[c]!.src === r && last.set(c, i)));
+    const last = new Map<number | string, number>();
+    const group = (c: number) => (isLocalRank(rankDevice, r, chunks[c]!.dst) ? c : `device ${rankDevice[chunks[c]!.dst]}`);
+    t.arrives.forEach((cs, i) => cs.forEach((c) => remote(c) && chunks[c]!.src === r && last.set(group(c), i)));
     return new Set(last.values());
   });
   const byStep = chunks.map((_, i) => i).sort((a, b) => chunks[a]!.step - chunks[b]!.step || a - b);
