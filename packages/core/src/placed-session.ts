@@ -105,9 +105,8 @@ export class PlacedSession {
    * One run over all devices; `wallMs` from the first submit until every device is done. With
    * `overlap: false` (a baseline for benchmarks) each device waits for every phase to finish and for
    * its chunks to land before going on, so no transfer runs beside that device's compute.
-   * With `record`, every phase is also timed (timestamp queries where the device has them and the
-   * recording asks for them) and the
-   * dispatches, transfers and waits for landings go into it (trace.ts draws them).
+   * With `record`, the dispatches, transfers and waits for landings go into it (trace.ts draws them),
+   * every phase timed on the GPU too where the device has timestamp queries and the recording asks.
    * With `communicationOnly`, the phases that run tiles are not launched (their waits and sends still
    * happen): what is left is the run's communication alone, the chunk moves inside each device and
    * the transfers between them, in the same order (benchmarks time it so).

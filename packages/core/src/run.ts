@@ -90,11 +90,10 @@ export interface RunWorkloadOptions extends RunOptions {
    */
   readonly verify?: boolean;
   /**
-   * After the timed runs, this many runs more of the communication alone: on one device phase by
-   * phase, each phase timed (GPU timestamps), `commMs` summing the phases that run no tiles; on several,
-   * the runs without their tiles' phases, wall clock (PlacedSession.run's `communicationOnly`). Of a
-   * sequential run (bench.ts) that is its communication, timed alone. Skipped on one device without
-   * timestamps.
+   * After the timed runs, this many runs more, phase by phase, each phase timed on its own (GPU
+   * timestamps, one device only): `commMs` sums the phases that run no tiles. Of a sequential run
+   * (bench.ts) that is its communication, timed alone. Skipped where the device has no timestamps; over
+   * several devices, bench.ts times PlacedSession.run's `communicationOnly` instead.
    */
   readonly timeCommunication?: number;
   /**
@@ -234,14 +233,6 @@ async function timeTilelessPhases(session: FusedSession, view: DeviceView, runs:
   return times;
 }
 
-/** Per run, the wall-clock time of a placed run's communication alone (PlacedSession.run's `communicationOnly`). */
-async function timeCommunicationAlone(session: PlacedSession, warmup: number, runs: number): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await session.run({ communicationOnly: true });
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) times.push((await session.run({ communicationOnly: true })).wallMs);
-  return times;
-}
-
 /** The workload options of a run. */
 function workloadOptions(o: RunWorkloadOptions): WorkloadOptions {
   return {
@@ -318,8 +309,6 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       timed = await timeRuns(session, o.warmupRuns ?? 0, o.timedRuns ?? 3, o.warmupBusyMs);
       if (o.timeCommunication && session instanceof FusedSession && devices[0]!.hasTimestamps) {
         commMs = summarize(await timeTilelessPhases(session, placed.devices[0]!.view, o.timeCommunication));
-      } else if (o.timeCommunication && session instanceof PlacedSession) {
-        commMs = summarize(await timeCommunicationAlone(session, o.warmupRuns ?? 0, o.timeCommunication));
       }
       await o.afterTimedRuns?.(session, { module: compiled.module, placed, devices });
     } finally {

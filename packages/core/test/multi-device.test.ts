@@ -54,18 +54,17 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     await expect(run).rejects.toThrow(/chunk %c\d+ is forced to gpu-signal, but ranks \d and \d are on devices \d and \d/);
   });
 
-  it('times the communication alone: every chunk lands, no tile runs', async () => {
+  it('runs the communication alone: every chunk lands, no tile runs', async () => {
     const shape = { m: 64, n: 32, k: 32 };
     const inputs = getWorkload('ag-gemm').inputs({ ranks: 2, shape, dtype: 'f32' }, base.seed);
     let gathered: Float32Array[] = [];
     let products: Float32Array[] = [];
-    const report = await runWorkload({
+    await runWorkload({
       ...base,
       workload: 'ag-gemm',
       ranks: 2,
       shape,
       handles: handles.slice(0, 2),
-      timeCommunication: 3,
       afterTimedRuns: async (_, { module, placed, devices }) => {
         // A session of its own: the timed runs' products are already in the first one's C.
         const session = await PlacedSession.open(devices, module, placed, inputs, { read: ['A', 'C'] });
@@ -78,7 +77,6 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
         }
       },
     });
-    expect(report.commMs?.median).toBeGreaterThan(0);
     // Each rank holds both halves of A, one of them from the other device; C was never computed.
     const half = (shape.m / 2) * shape.k;
     for (const a of gathered) {

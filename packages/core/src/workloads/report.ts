@@ -67,7 +67,7 @@ export interface RunReport {
   readonly phases: readonly number[];
   /** How `fusedMs` was measured: GPU timestamps, or the host's clock where the adapter has none. */
   readonly timing: 'timestamp-query' | 'wall-clock';
-  /** With `timeCommunication`: the communication alone per run (RunWorkloadOptions.timeCommunication). */
+  /** With `timeCommunication`: GPU time per run of the phases that run no tiles, each timed on its own. */
   readonly commMs?: Summary;
   /** The adapter's description, e.g. `llvmpipe (LLVM 19.1.7, 256 bits)`. */
   readonly adapter: string;
