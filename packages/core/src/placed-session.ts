@@ -7,6 +7,7 @@
  */
 import { chunkTransfer, type ByteRun, type ChunkTransfer, type PlacedKernels } from '@syncopate/backends';
 import type { Module } from '@syncopate/ir';
+import * as RNEA from 'fp-ts/lib/ReadonlyNonEmptyArray.js';
 import { GpuTimeoutError, PeerCopier, type DeviceHandle, type PeerCopierOptions, type RunResult } from '@syncopate/runtime';
 import type { RunRecording } from './run-recording.js';
 import { FusedSession } from './session.js';
@@ -24,12 +25,6 @@ interface Route extends ChunkTransfer {
   readonly to: number;
   readonly fromRank: number;
   readonly toRank: number;
-}
-
-function groupBy<T>(items: readonly T[], key: (item: T) => string): T[][] {
-  const groups = new Map<string, T[]>();
-  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
-  return [...groups.values()];
 }
 
 /** Byte runs sorted, and those that overlap or touch made one (two chunks may carry the same bytes). */
@@ -124,8 +119,8 @@ export class PlacedSession {
     // each transfer costs host round trips (a map of the read-back, one of the upload staging, per
     // piece) on the one JS thread, whatever its size.
     const send = (chunks: readonly number[]): Promise<void>[] =>
-      groupBy(chunks.map((c) => this.transfers.get(c)!), (t) => `${t.to} ${t.tensor}`).map((group) => {
-        const { from, to, tensor } = group[0]!;
+      Object.values(RNEA.groupBy((t: Route) => `${t.to} ${t.tensor}`)(chunks.map((c) => this.transfers.get(c)!))).map((group) => {
+        const { from, to, tensor } = RNEA.head(group);
         return this.copier
           .copyRuns(
             { device: this.devices[from]!, buffer: this.sessions[from]!.tensorBuffer(tensor) },
