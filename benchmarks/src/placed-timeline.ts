@@ -7,10 +7,13 @@
  * submitted), in ms from the run's start; writes the Chrome traces, one file per workload.
  *
  *   node dist/placed-timeline.mjs [--only embed-a2a,gemv-ar] [--dtype f32] [--size 4096] [--ranks 4] [--runs 5]
- *                                 [--min-piece-kib 64] [--ring 4] [--out DIR]
+ *                                 [--min-piece-kib 64] [--ring 4] [--gpu-timestamps] [--fused-sequential] [--out DIR]
  *
  * --min-piece-kib and --ring set the host copier's smallest piece and depth (PeerCopierOptions); the
- * trace files then carry them in their names.
+ * trace files then carry them in their names. --gpu-timestamps draws each phase as the GPU timed it
+ * (a query set per dispatch, which slows the recorded run; the host's clock alone otherwise).
+ * --fused-sequential adds a fourth variant: the fused kernel (chunks within a device inside it) with
+ * the sequential variant's phasing (no cut for the chunks between devices): what the cuts cost or gain.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,7 +39,7 @@ function timelineLines(trace: ChromeTrace): string[] {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, 'min-piece-kib': { type: 'string' }, ring: { type: 'string' } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, 'min-piece-kib': { type: 'string' }, ring: { type: 'string' }, 'gpu-timestamps': { type: 'boolean' }, 'fused-sequential': { type: 'boolean' } } });
   const out = values.out ?? process.env['OUT'] ?? '.';
   const names = (values.only ?? 'embed-a2a,gemv-ar,ring-attn').split(',') as WorkloadName[];
   const dtype = values.dtype === 'f16' ? 'f16' : 'f32';
@@ -52,11 +55,11 @@ async function main(): Promise<void> {
   try {
     for (const workload of names) {
       const traces: Record<string, ChromeTrace> = {};
-      for (const variant of BENCH_VARIANTS) {
-        const { backend, phasing } = VARIANT_OPTIONS[variant];
+      const variants = [...BENCH_VARIANTS.map((v) => [v, VARIANT_OPTIONS[v]] as const), ...(values['fused-sequential'] ? [['fused-sequential', { backend: 'auto', phasing: 'sequential' }] as const] : [])];
+      for (const [variant, { backend, phasing }] of variants) {
         const { report, trace } = await traceRun(
           { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, peerCopy, verifyRows: 16, timedRuns: runs, warmupRuns: 5 },
-          false,
+          values['gpu-timestamps'] ?? false,
         );
         traces[variant] = trace;
         console.log(`${workload}${tag} ${variant}: median ${report.timings.median.toFixed(3)} ms (min ${report.timings.min.toFixed(3)}), verified ${report.verified}, phases ${report.phases.join('/')}, recorded run:`);

@@ -12,7 +12,7 @@
 import type { BlockShape, RunReport } from './workloads/index.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { PeerCopier, placeRanks } from '@syncopate/runtime';
-import { summarize, type Summary } from './stats.js';
+import { summarize, warmUntilSettled, type Summary } from './stats.js';
 import type { PlacedSession } from './placed-session.js';
 
 export const BENCH_VARIANTS = ['sequential', 'decomposed', 'fused'] as const;
@@ -100,7 +100,7 @@ const variantResult = (report: RunReport, ms: Summary): VariantResult => ({
 });
 
 /** Each variant in its own session, one after another; on one device each timed on the GPU. */
-async function benchVariantsApart(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs?: number }> {
+async function benchVariantsApart(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs?: number; compute?: undefined }> {
   const variants = {} as Record<BenchVariant, VariantResult>;
   let last: RunReport | undefined;
   let commMs: number | undefined;
@@ -123,47 +123,65 @@ async function benchVariantsApart(o: BenchOptions): Promise<{ variants: Record<B
   return { variants, last: last!, ...(commMs === undefined ? {} : { commMs }) };
 }
 
+/** Rounds of blocks over several devices: each part is timed in this many blocks, the parts in turn. */
+const IN_TURN_ROUNDS = 2;
+
 /**
- * Runs over several devices are timed on the host's clock, and the host's copies drift from one
- * session to the next (on two H100s the same variant's median moved by a quarter between sessions of
- * one process, while within a session its runs stayed within a few percent): so the three variants'
- * sessions are open at once, share one host copier (the same staging buffers), and take their timed
- * runs in turn, with the sequential variant's communication alone (PlacedSession.run's
- * `communicationOnly`) as a fourth. Each variant is still checked on its first run, as runWorkload does.
+ * Runs over several devices are timed on the host's clock, and two things move them besides the code:
+ * the host's copies drift from one session to the next (on two H100s the same variant's median moved
+ * by a quarter between sessions of one process), and the GPUs' clocks follow the load, falling to
+ * 345 MHz within a second of mostly waiting on the host (nvidia-smi every 10 ms,
+ * benchmarks/results/h100x2-2026-11-26/call1). So the parts — the three variants, the sequential
+ * variant's communication alone (PlacedSession.run's `communicationOnly`) and, with `computeOnly`, the
+ * kernel without its transfers — have their sessions open at once (sharing one host copier) and are
+ * timed in blocks, in turn, over IN_TURN_ROUNDS rounds: each block first runs its part until it has
+ * run `warmupBusyMs` and two batches agree (warmUntilSettled; `warmup` runs where no busy time is
+ * asked), so that each part is timed at the clocks its own load gives, as a job that runs it over and
+ * over would be. Each variant is still checked on its first run, as runWorkload does.
  */
-async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs: number }> {
+async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs: number; compute?: { report: RunReport; ms: Summary } }> {
   const copier = new PeerCopier({ ...o.peerCopy, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) });
-  const sessions = {} as Record<BenchVariant, PlacedSession>;
-  const reports = {} as Record<BenchVariant, RunReport>;
-  const times = Object.fromEntries([...BENCH_VARIANTS, 'comm'].map((v) => [v, [] as number[]])) as Record<BenchVariant | 'comm', number[]>;
-  const inTurn = async (count: number, keep: boolean) => {
-    for (let i = 0; i < count; i++) {
-      for (const v of BENCH_VARIANTS) {
-        const ms = (await sessions[v].run()).wallMs;
-        if (keep) times[v].push(ms);
+  const reports = {} as Record<BenchVariant | 'compute', RunReport>;
+  const parts = new Map<string, () => Promise<number>>();
+  const times = new Map<string, number[]>();
+  const runs = o.runs ?? 20;
+  const timeInBlocks = async () => {
+    const perBlock = Math.ceil(runs / IN_TURN_ROUNDS);
+    for (let round = 0; round < IN_TURN_ROUNDS; round++) {
+      for (const [name, run] of parts) {
+        const batch = async () => {
+          const ms: number[] = [];
+          for (let i = 0; i < perBlock; i++) ms.push(await run());
+          return ms;
+        };
+        if ((o.warmupBusyMs ?? 0) > 0) await warmUntilSettled(batch, o.warmupBusyMs);
+        else for (let i = 0; i < (o.warmup ?? 5); i++) await run();
+        const timed = times.get(name) ?? [];
+        for (let i = 0; i < perBlock && timed.length < runs; i++) timed.push(await run());
+        times.set(name, timed);
       }
-      const comm = (await sessions.sequential.run({ communicationOnly: true })).wallMs;
-      if (keep) times.comm.push(comm);
     }
   };
-  // Each variant's session opens inside the previous one's, so all three are open for the timing.
+  // Each part's session opens inside the previous one's, so all are open for the timing.
+  const opening: { name: BenchVariant | 'compute'; options: RunWorkloadOptions }[] = [
+    ...BENCH_VARIANTS.map((variant) => {
+      const { backend, phasing } = VARIANT_OPTIONS[variant];
+      return { name: variant, options: { ...o, backend, codegen: { ...o.codegen, phasing } } };
+    }),
+    ...((o.computeOnly ?? true) ? [{ name: 'compute' as const, options: { ...o, backend: 'auto' as const, withoutTransfers: true } }] : []),
+  ];
   const open = async (i: number): Promise<void> => {
-    const variant = BENCH_VARIANTS[i];
-    if (variant === undefined) {
-      await inTurn(o.warmup ?? 5, false);
-      await inTurn(o.runs ?? 20, true);
-      return;
-    }
-    const { backend, phasing } = VARIANT_OPTIONS[variant];
-    reports[variant] = await runWorkload({
-      ...o,
-      backend,
-      codegen: { ...o.codegen, phasing },
+    const next = opening[i];
+    if (next === undefined) return timeInBlocks();
+    reports[next.name] = await runWorkload({
+      ...next.options,
       copier,
       timedRuns: 0,
       warmupRuns: 0,
       afterTimedRuns: async (session) => {
-        sessions[variant] = session as PlacedSession;
+        const placed = session as PlacedSession;
+        parts.set(next.name, async () => (await placed.run()).wallMs);
+        if (next.name === 'sequential') parts.set('comm', async () => (await placed.run({ communicationOnly: true })).wallMs);
         await open(i + 1);
       },
     });
@@ -175,10 +193,12 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<
   }
   const variants = {} as Record<BenchVariant, VariantResult>;
   for (const v of BENCH_VARIANTS) {
-    variants[v] = variantResult(reports[v], summarize(times[v]));
+    variants[v] = variantResult(reports[v], summarize(times.get(v)!));
     o.onVariant?.(v, reports[v]);
   }
-  return { variants, last: reports.fused, commMs: summarize(times.comm).median };
+  const compute = reports.compute && { report: reports.compute, ms: summarize(times.get('compute')!) };
+  if (compute) o.onVariant?.('compute-only', compute.report);
+  return { variants, last: reports.fused, commMs: summarize(times.get('comm')!).median, ...(compute && { compute }) };
 }
 
 /** Whether the ranks land on more than one device (as runWorkload places them; a bad placement is its to report). */
@@ -191,13 +211,17 @@ function spansDevices(o: BenchOptions): boolean {
 }
 
 export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
-  const { variants, last, commMs } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
+  const { variants, last, commMs, compute } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
   const fused = variants.fused.ms.median;
   let overlap: BenchReport['overlap'];
   if (o.computeOnly ?? true) {
-    const alone = await runWorkload({ ...o, backend: 'auto', withoutTransfers: true, timedRuns: o.runs ?? 20, warmupRuns: o.warmup ?? 5 });
-    o.onVariant?.('compute-only', alone);
-    overlap = { computeOnlyMs: alone.timings, commMeasured: commMs !== undefined, ...overlapEfficiency(variants.sequential.ms.median, fused, alone.timings.median, commMs) };
+    let computeMs = compute?.ms;
+    if (computeMs === undefined) {
+      const alone = await runWorkload({ ...o, backend: 'auto', withoutTransfers: true, timedRuns: o.runs ?? 20, warmupRuns: o.warmup ?? 5 });
+      o.onVariant?.('compute-only', alone);
+      computeMs = alone.timings;
+    }
+    overlap = { computeOnlyMs: computeMs, commMeasured: commMs !== undefined, ...overlapEfficiency(variants.sequential.ms.median, fused, computeMs.median, commMs) };
   }
   return {
     workload: o.workload,

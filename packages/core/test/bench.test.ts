@@ -58,7 +58,7 @@ describe('the three variants of a workload', () => {
     expect(table).toContain(`| ${workload} | 64x32x32 | 2 | 1 |`);
   }, 120_000);
 
-  it('on two devices: the variants timed in turn, each checked, the communication timed alone', async () => {
+  it('on two devices: the variants, the communication alone and the compute alone timed in blocks in turn, each variant checked', async () => {
     const handles = await openDevices(2, { gpus: [], device: { requiredLimits: 'adapter-max' } });
     try {
       const seen: string[] = [];
@@ -73,6 +73,9 @@ describe('the three variants of a workload', () => {
       // Timed alone on the host's clock (that those runs leave the tiles out: multi-device.test.ts).
       expect(r.overlap!.commMeasured).toBe(true);
       expect(r.overlap!.commOnlyMs).toBeGreaterThan(0);
+      // The kernel without its transfers, timed in the same blocks as the variants.
+      expect(r.overlap!.computeOnlyMs.runs).toBe(3);
+      expect(r.overlap!.computeOnlyMs.median).toBeGreaterThan(0);
     } finally {
       handles.forEach((h) => h.close());
     }
