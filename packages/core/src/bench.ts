@@ -12,7 +12,7 @@
 import type { BlockShape, RunReport } from './workloads/index.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { PeerCopier, placeRanks } from '@syncopate/runtime';
-import { summarize, warmUntilSettled, type Summary } from './stats.js';
+import { summarize, type Summary } from './stats.js';
 import type { PlacedSession } from './placed-session.js';
 
 export const BENCH_VARIANTS = ['sequential', 'decomposed', 'fused'] as const;
@@ -125,6 +125,8 @@ async function benchVariantsApart(o: BenchOptions): Promise<{ variants: Record<B
 
 /** Rounds of blocks over several devices: each part is timed in this many blocks, the parts in turn. */
 const IN_TURN_ROUNDS = 2;
+/** Warm-up runs of one block at most, however short they are. */
+const MAX_BLOCK_WARMUP_RUNS = 10_000;
 
 /**
  * Runs over several devices are timed on the host's clock, and two things move them besides the code:
@@ -134,10 +136,9 @@ const IN_TURN_ROUNDS = 2;
  * benchmarks/results/h100x2-2026-11-26/call1). So the parts — the three variants, the sequential
  * variant's communication alone (PlacedSession.run's `communicationOnly`) and, with `computeOnly`, the
  * kernel without its transfers — have their sessions open at once (sharing one host copier) and are
- * timed in blocks, in turn, over IN_TURN_ROUNDS rounds: each block first runs its part until it has
- * run `warmupBusyMs` and two batches agree (warmUntilSettled; `warmup` runs where no busy time is
- * asked), so that each part is timed at the clocks its own load gives, as a job that runs it over and
- * over would be. Each variant is still checked on its first run, as runWorkload does.
+ * timed in blocks, in turn, over IN_TURN_ROUNDS rounds: each block first runs its part `warmup` times
+ * and until those runs add up to `warmupBusyMs` (the clocks move within about a second), so that each
+ * part is timed at the clocks its own load gives, as a job that runs it over and over would be. Each variant is still checked on its first run, as runWorkload does.
  */
 async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs: number; compute?: { report: RunReport; ms: Summary } }> {
   const copier = new PeerCopier({ ...o.peerCopy, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) });
@@ -149,13 +150,9 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<
     const perBlock = Math.ceil(runs / IN_TURN_ROUNDS);
     for (let round = 0; round < IN_TURN_ROUNDS; round++) {
       for (const [name, run] of parts) {
-        const batch = async () => {
-          const ms: number[] = [];
-          for (let i = 0; i < perBlock; i++) ms.push(await run());
-          return ms;
-        };
-        if ((o.warmupBusyMs ?? 0) > 0) await warmUntilSettled(batch, o.warmupBusyMs);
-        else for (let i = 0; i < (o.warmup ?? 5); i++) await run();
+        // Bounded: a run takes some time, so `busyMs` of them end; and at most MAX_BLOCK_WARMUP_RUNS.
+        let spent = 0;
+        for (let i = 0; i < MAX_BLOCK_WARMUP_RUNS && (i < (o.warmup ?? 5) || spent < (o.warmupBusyMs ?? 0)); i++) spent += await run();
         const timed = times.get(name) ?? [];
         for (let i = 0; i < perBlock && timed.length < runs; i++) timed.push(await run());
         times.set(name, timed);
