@@ -14,6 +14,12 @@ import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { PeerCopier, placeRanks } from '@syncopate/runtime';
 import { summarize, type Summary } from './stats.js';
 import type { PlacedSession } from './placed-session.js';
+import type { PlacedKernels } from '@syncopate/backends';
+
+/** What a placed lowering runs: each device's WGSL, tables and phases. */
+function loweringKey(placed: PlacedKernels): string {
+  return JSON.stringify(placed.devices.map(({ kernel, view }) => [kernel.wgsl, Array.from(kernel.tables.data), kernel.phases, view]));
+}
 
 export const BENCH_VARIANTS = ['sequential', 'decomposed', 'fused'] as const;
 export type BenchVariant = (typeof BENCH_VARIANTS)[number];
@@ -77,6 +83,12 @@ export interface BenchReport {
    * Absent when `computeOnly: false`.
    */
   readonly overlap?: { readonly computeOnlyMs: Summary; readonly commOnlyMs: number; readonly commMeasured: boolean; readonly efficiency: number };
+  /**
+   * Set where the fused and decomposed variants lowered to the same program (the same WGSL, tables and
+   * phases on every device): ranks each on a device of their own have no chunk within a device, so
+   * both move every chunk by peer-copy between the same phases, and their times differ by noise only.
+   */
+  readonly fusedIsDecomposed?: true;
 }
 
 /**
@@ -100,7 +112,7 @@ const variantResult = (report: RunReport, ms: Summary): VariantResult => ({
 });
 
 /** Each variant in its own session, one after another; on one device each timed on the GPU. */
-async function benchVariantsApart(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs?: number; compute?: undefined }> {
+async function benchVariantsApart(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs?: number; compute?: undefined; fusedIsDecomposed?: undefined }> {
   const variants = {} as Record<BenchVariant, VariantResult>;
   let last: RunReport | undefined;
   let commMs: number | undefined;
@@ -123,8 +135,8 @@ async function benchVariantsApart(o: BenchOptions): Promise<{ variants: Record<B
   return { variants, last: last!, ...(commMs === undefined ? {} : { commMs }) };
 }
 
-/** Rounds of blocks over several devices: each part is timed in this many blocks, the parts in turn. */
-const IN_TURN_ROUNDS = 2;
+/** Timed runs of one block over several devices: the parts take turns, a block each, until each has its runs. */
+const BLOCK_RUNS = 10;
 /** Warm-up runs of one block at most, however short they are. */
 const MAX_BLOCK_WARMUP_RUNS = 10_000;
 
@@ -136,19 +148,22 @@ const MAX_BLOCK_WARMUP_RUNS = 10_000;
  * benchmarks/results/h100x2-2026-11-26/call1). So the parts — the three variants, the sequential
  * variant's communication alone (PlacedSession.run's `communicationOnly`) and, with `computeOnly`, the
  * kernel without its transfers — have their sessions open at once (sharing one host copier) and are
- * timed in blocks, in turn, over IN_TURN_ROUNDS rounds: each block first runs its part `warmup` times
+ * timed in blocks of BLOCK_RUNS, in turn, round after round: each block first runs its part `warmup` times
  * and until those runs add up to `warmupBusyMs` (the clocks move within about a second), so that each
  * part is timed at the clocks its own load gives, as a job that runs it over and over would be. Each variant is still checked on its first run, as runWorkload does.
  */
-async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs: number; compute?: { report: RunReport; ms: Summary } }> {
+async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs: number; compute?: { report: RunReport; ms: Summary }; fusedIsDecomposed: boolean }> {
+  const lowered = new Map<string, string>();
   const copier = new PeerCopier({ ...o.peerCopy, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) });
   const reports = {} as Record<BenchVariant | 'compute', RunReport>;
   const parts = new Map<string, () => Promise<number>>();
   const times = new Map<string, number[]>();
   const runs = o.runs ?? 20;
   const timeInBlocks = async () => {
-    const perBlock = Math.ceil(runs / IN_TURN_ROUNDS);
-    for (let round = 0; round < IN_TURN_ROUNDS; round++) {
+    // At least two rounds, so that no part is timed only before or only after the others.
+    const rounds = Math.max(2, Math.ceil(runs / BLOCK_RUNS));
+    const perBlock = Math.ceil(runs / rounds);
+    for (let round = 0; round < rounds; round++) {
       for (const [name, run] of parts) {
         // Bounded: a run takes some time, so `busyMs` of them end; and at most MAX_BLOCK_WARMUP_RUNS.
         let spent = 0;
@@ -175,6 +190,10 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<
       copier,
       timedRuns: 0,
       warmupRuns: 0,
+      onLowered: async (l) => {
+        lowered.set(next.name, loweringKey(l.placed));
+        await o.onLowered?.(l);
+      },
       afterTimedRuns: async (session) => {
         const placed = session as PlacedSession;
         parts.set(next.name, async () => (await placed.run()).wallMs);
@@ -195,7 +214,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<
   }
   const compute = reports.compute && { report: reports.compute, ms: summarize(times.get('compute')!) };
   if (compute) o.onVariant?.('compute-only', compute.report);
-  return { variants, last: reports.fused, commMs: summarize(times.get('comm')!).median, ...(compute && { compute }) };
+  return { variants, last: reports.fused, commMs: summarize(times.get('comm')!).median, ...(compute && { compute }), fusedIsDecomposed: lowered.get('fused') === lowered.get('decomposed') };
 }
 
 /** Whether the ranks land on more than one device (as runWorkload places them; a bad placement is its to report). */
@@ -208,7 +227,7 @@ function spansDevices(o: BenchOptions): boolean {
 }
 
 export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
-  const { variants, last, commMs, compute } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
+  const { variants, last, commMs, compute, fusedIsDecomposed } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
   const fused = variants.fused.ms.median;
   let overlap: BenchReport['overlap'];
   if (o.computeOnly ?? true) {
@@ -234,6 +253,7 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
     variants,
     speedup: { overSequential: variants.sequential.ms.median / fused, overDecomposed: variants.decomposed.ms.median / fused },
     ...(overlap === undefined ? {} : { overlap }),
+    ...(fusedIsDecomposed && { fusedIsDecomposed }),
   };
 }
 
@@ -256,7 +276,8 @@ export function benchTable(reports: readonly BenchReport[]): string {
     // A comm-only figure that was not timed alone (one device without GPU timestamps) says so.
     const comm = o ? formatBenchMs(o.commOnlyMs) + (o.commMeasured ? '' : ' (seq − compute)') : '–';
     const overlap = o ? [formatBenchMs(o.computeOnlyMs.median), comm, Number.isNaN(o.efficiency) ? '–' : o.efficiency.toFixed(2)] : ['–', '–', '–'];
-    return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')} | ${r.speedup.overSequential.toFixed(2)}x | ${r.speedup.overDecomposed.toFixed(2)}x | ${overlap.join(' | ')} | ${verified} |`;
+    const overDecomposed = `${r.speedup.overDecomposed.toFixed(2)}x${r.fusedIsDecomposed ? ' (same program)' : ''}`;
+    return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')} | ${r.speedup.overSequential.toFixed(2)}x | ${overDecomposed} | ${overlap.join(' | ')} | ${verified} |`;
   });
   return [
     '| workload | shape | ranks | devices | order | chunks/rank | sequential ms | decomposed ms | fused ms | fused vs sequential | fused vs decomposed | compute-only ms | comm-only ms | overlap efficiency | verified |',
@@ -275,7 +296,10 @@ export interface BenchSummary {
   readonly geomeanOverSequential: number;
   readonly bestOverSequential: number;
   readonly geomeanOverDecomposed: number;
+  /** Rows where fused beat decomposed, of those where the two are different programs. */
   readonly fusedFasterThanDecomposed: number;
+  /** Rows where fused and decomposed are the same program (BenchReport.fusedIsDecomposed). */
+  readonly sameProgram: number;
   readonly rows: number;
   readonly allVerified: boolean;
 }
@@ -287,7 +311,8 @@ export function summarizeBench(reports: readonly BenchReport[]): BenchSummary {
     geomeanOverSequential: geometricMean(seq),
     bestOverSequential: Math.max(...seq),
     geomeanOverDecomposed: geometricMean(dec),
-    fusedFasterThanDecomposed: dec.filter((s) => s > 1).length,
+    fusedFasterThanDecomposed: reports.filter((r) => !r.fusedIsDecomposed && r.speedup.overDecomposed > 1).length,
+    sameProgram: reports.filter((r) => r.fusedIsDecomposed).length,
     rows: reports.length,
     allVerified: reports.every((r) => Object.values(r.variants).every((v) => v.verified)),
   };
@@ -297,7 +322,8 @@ export function summarizeBench(reports: readonly BenchReport[]): BenchSummary {
 export function formatBenchSummary(s: BenchSummary): string {
   return (
     `fused vs sequential: geometric mean ${s.geomeanOverSequential.toFixed(2)}x, best ${s.bestOverSequential.toFixed(2)}x; ` +
-    `vs decomposed: geometric mean ${s.geomeanOverDecomposed.toFixed(2)}x, faster in ${s.fusedFasterThanDecomposed} of ${s.rows}` +
+    `vs decomposed: geometric mean ${s.geomeanOverDecomposed.toFixed(2)}x, faster in ${s.fusedFasterThanDecomposed} of ${s.rows - s.sameProgram}` +
+    (s.sameProgram > 0 ? ` (${s.sameProgram} more the same program)` : '') +
     (s.allVerified ? '; every variant verified' : '; SOME VARIANTS DID NOT MATCH THE REFERENCE')
   );
 }

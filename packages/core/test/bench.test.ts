@@ -53,6 +53,7 @@ describe('the three variants of a workload', () => {
     expect(r.variants.decomposed.phases[0]).toBeGreaterThan(1);
     expect(r.variants.sequential.phases[0]).toBeGreaterThan(1);
     expect(r.speedup.overSequential).toBeCloseTo(r.variants.sequential.ms.median / r.variants.fused.ms.median);
+    expect(r.fusedIsDecomposed).toBeUndefined();
     const table = benchTable([r]);
     expect(table.split('\n')).toHaveLength(3);
     expect(table).toContain(`| ${workload} | 64x32x32 | 2 | 1 |`);
@@ -73,9 +74,23 @@ describe('the three variants of a workload', () => {
       // Timed alone on the host's clock (that those runs leave the tiles out: multi-device.test.ts).
       expect(r.overlap!.commMeasured).toBe(true);
       expect(r.overlap!.commOnlyMs).toBeGreaterThan(0);
+      // One rank a device: no chunk stays on a device, so fused lowers to decomposed's very program.
+      expect(r.fusedIsDecomposed).toBe(true);
       // The kernel without its transfers, timed in the same blocks as the variants.
       expect(r.overlap!.computeOnlyMs.runs).toBe(3);
       expect(r.overlap!.computeOnlyMs.median).toBeGreaterThan(0);
+    } finally {
+      handles.forEach((h) => h.close());
+    }
+  }, 120_000);
+
+  it('on two devices with two ranks each: fused moves the chunks within a device itself, a program of its own', async () => {
+    const handles = await openDevices(2, { gpus: [], device: { requiredLimits: 'adapter-max' } });
+    try {
+      const r = await benchWorkload({ workload: 'ag-gemm', ranks: 4, devices: 2, handles, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', order: 'chunk-arrival', seed: 3, runs: 2, warmup: 0 });
+      expect(r.variants.fused.backend).toBe('gpu-signal+peer-copy');
+      expect(r.variants.fused.verified).toBe(true);
+      expect(r.fusedIsDecomposed).toBeUndefined();
     } finally {
       handles.forEach((h) => h.close());
     }

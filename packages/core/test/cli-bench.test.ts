@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/cli/args.js';
 import { benchRuns, configurations } from '../src/cli/bench-args.js';
-import { overlapEfficiency, summarizeBench, type BenchReport } from '../src/bench.js';
+import { overlapEfficiency, summarizeBench, formatBenchSummary, type BenchReport } from '../src/bench.js';
 import { WORKLOAD_NAMES } from '../src/workloads/index.js';
 import { cli } from './cli-harness.js';
 
@@ -64,6 +64,15 @@ describe('syncopate bench: overlap figures', () => {
     expect(s.bestOverSequential).toBe(8);
     expect(s.fusedFasterThanDecomposed).toBe(1);
     expect(s.allVerified).toBe(true);
+  });
+
+  it('leaves rows where fused and decomposed are the same program out of the fused-beats-decomposed count', () => {
+    const row = (overDecomposed: number, same: boolean) =>
+      ({ speedup: { overSequential: 1, overDecomposed }, variants: { fused: { verified: true } }, ...(same && { fusedIsDecomposed: true }) }) as unknown as BenchReport;
+    const s = summarizeBench([row(1.2, false), row(0.9, false), row(1.1, true), row(0.8, true)]);
+    expect(s.fusedFasterThanDecomposed).toBe(1);
+    expect(s.sameProgram).toBe(2);
+    expect(formatBenchSummary(s)).toContain('faster in 1 of 2 (2 more the same program)');
   });
 });
 
