@@ -106,6 +106,24 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
       expect(new Set(sent.map((t) => t.startMs)).size).toBe(1);
     }
   }, 120_000);
+
+  it('submits the first phase on every device before any transfer starts', async () => {
+    const record = new RunRecording(false);
+    await runWorkload({
+      ...base,
+      workload: 'gemm-rs',
+      ranks: 2,
+      shape: { m: 64, n: 32, k: 32 },
+      handles: handles.slice(0, 2),
+      afterTimedRuns: async (session) => void (await (session as PlacedSession).run({ record })),
+    });
+    // gemm-rs sends each device's partial after its first phase. Starting a transfer holds the JS
+    // thread; the other device's compute must not wait behind it.
+    const firstSubmits = [0, 1].map((d) => record.dispatches.find((x) => x.device === d && x.phase === 0)!.result.submittedAtMs!);
+    const firstTransfer = Math.min(...record.transfers.map((t) => t.startMs));
+    expect(record.transfers.length).toBeGreaterThan(0);
+    for (const submitted of firstSubmits) expect(submitted).toBeLessThanOrEqual(firstTransfer);
+  }, 120_000);
 });
 
 describe('phase cuts for chunks that leave a rank', () => {
