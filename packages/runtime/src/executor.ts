@@ -307,13 +307,14 @@ export class Executor {
     const timer = (options.timing ?? true) && this.handle.hasTimestamps ? PassTimer.create(this.device, launches.length) : undefined;
     const names = launches.map((l) => l.kernel.spec.name).join(', ');
     try {
-      let submittedAtMs = 0;
-      const doneAtMs = await inErrorScope(
+      // The scope covers the encoding and the submit alone (validation happens there), so it is popped
+      // before another launch on this device can push its own (inErrorScope).
+      const { submittedAtMs, done } = await inErrorScope(
         this.device,
         'validation',
         timeoutMs,
         (e) => new ValidationError(`launch of ${names}`, e.message),
-        async () => {
+        () => {
           const encoder = this.device.createCommandEncoder({ label: names });
           launches.forEach(({ kernel, clear }, i) => {
             for (const name of clear ?? []) encoder.clearBuffer(this.buffer(name));
@@ -327,12 +328,15 @@ export class Executor {
             pass.end();
           });
           timer?.resolve(encoder);
-          submittedAtMs = performance.now();
+          const submitted = performance.now();
           this.device.queue.submit([encoder.finish()]);
-          await withTimeout(this.device.queue.onSubmittedWorkDone(), timeoutMs, `kernels ${names}`, this.device);
-          return performance.now();
+          // Asked for now, so that the wait for the scope's pop adds nothing to the measured time.
+          const work = withTimeout(this.device.queue.onSubmittedWorkDone(), timeoutMs, `kernels ${names}`, this.device).then(() => performance.now());
+          work.catch(() => undefined); // awaited below, once the scope is popped
+          return { submittedAtMs: submitted, done: work };
         },
       );
+      const doneAtMs = await done;
       const host = { wallMs: doneAtMs - submittedAtMs, submittedAtMs, doneAtMs };
       if (timer === undefined) return { ...host, timing: 'wall-clock' };
       const ticks = await timer.readTicks(timeoutMs);

@@ -255,6 +255,25 @@ fn main() {
     await expect(executor.run([{ kernel, workgroups: [max + 1] }])).rejects.toThrow(LimitExceededError);
   });
 
+  it('pops the error scope of each launch before the next launch on the device pushes its own', async () => {
+    executor = Executor.create(handle);
+    const kernel = await busyKernel(executor);
+    const calls: string[] = [];
+    const realPush = handle.device.pushErrorScope.bind(handle.device);
+    const realPop = handle.device.popErrorScope.bind(handle.device);
+    handle.device.pushErrorScope = (filter) => (calls.push('push'), realPush(filter));
+    handle.device.popErrorScope = () => (calls.push('pop'), realPop());
+    try {
+      // Two launches in flight at once, as a device's phases are: a scope open across the first's
+      // wait would catch the second's errors and be popped in its place.
+      await Promise.all([executor.run([{ kernel }], { timing: false }), executor.run([{ kernel }], { timing: false })]);
+    } finally {
+      delete (handle.device as Partial<GPUDevice>).pushErrorScope;
+      delete (handle.device as Partial<GPUDevice>).popErrorScope;
+    }
+    expect(calls).toEqual(['push', 'pop', 'push', 'pop']);
+  });
+
   it('runs on two devices at once', async () => {
     const [first, second] = await Promise.all([requestDevice(gpuHandle()), requestDevice(gpuHandle())]);
     const executors = [Executor.create(first), Executor.create(second)];
