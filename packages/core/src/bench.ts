@@ -82,7 +82,19 @@ export interface BenchReport {
    * (sequential − fused) / min(compute-only, comm-only): 1 when the shorter of the two is fully hidden.
    * Absent when `computeOnly: false`.
    */
-  readonly overlap?: { readonly computeOnlyMs: Summary; readonly commOnlyMs: number; readonly commMeasured: boolean; readonly efficiency: number };
+  readonly overlap?: {
+    readonly computeOnlyMs: Summary;
+    readonly commOnlyMs: number;
+    readonly commMeasured: boolean;
+    readonly efficiency: number;
+    /**
+     * Over several devices: the fused variant's own communication timed alone (its runs without the
+     * tile phases: the transfers between devices and the phases that land them). Less than comm-only
+     * where ranks share a device, since fused moves the chunks within a device inside its tiles'
+     * dispatches rather than between phases. The cost model predicts fused from it.
+     */
+    readonly fusedCommOnlyMs?: number;
+  };
   /**
    * Set where the fused and decomposed variants lowered to the same program (the same WGSL, tables and
    * phases on every device): ranks each on a device of their own have no chunk within a device, so
@@ -112,7 +124,7 @@ const variantResult = (report: RunReport, ms: Summary): VariantResult => ({
 });
 
 /** Each variant in its own session, one after another; on one device each timed on the GPU. */
-async function benchVariantsApart(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs?: number; compute?: undefined; fusedIsDecomposed?: undefined }> {
+async function benchVariantsApart(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs?: number; fusedCommMs?: undefined; compute?: undefined; fusedIsDecomposed?: undefined }> {
   const variants = {} as Record<BenchVariant, VariantResult>;
   let last: RunReport | undefined;
   let commMs: number | undefined;
@@ -146,13 +158,20 @@ const MAX_BLOCK_WARMUP_RUNS = 10_000;
  * by a quarter between sessions of one process), and the GPUs' clocks follow the load, falling to
  * 345 MHz within a second of mostly waiting on the host (nvidia-smi every 10 ms,
  * benchmarks/results/h100x2-2026-11-26/call1). So the parts — the three variants, the sequential
- * variant's communication alone (PlacedSession.run's `communicationOnly`) and, with `computeOnly`, the
- * kernel without its transfers — have their sessions open at once (sharing one host copier) and are
+ * variant's communication alone (PlacedSession.run's `communicationOnly`), the fused variant's likewise,
+ * and, with `computeOnly`, the kernel without its transfers — have their sessions open at once (sharing one host copier) and are
  * timed in blocks of BLOCK_RUNS, in turn, round after round: each block first runs its part `warmup` times
  * and until those runs add up to `warmupBusyMs` (the clocks move within about a second), so that each
  * part is timed at the clocks its own load gives, as a job that runs it over and over would be. Each variant is still checked on its first run, as runWorkload does.
  */
-async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs: number; compute?: { report: RunReport; ms: Summary }; fusedIsDecomposed: boolean }> {
+async function benchVariantsInTurn(o: BenchOptions): Promise<{
+  variants: Record<BenchVariant, VariantResult>;
+  last: RunReport;
+  commMs: number;
+  fusedCommMs: number;
+  compute?: { report: RunReport; ms: Summary };
+  fusedIsDecomposed: boolean;
+}> {
   const lowered = new Map<string, string>();
   const copier = new PeerCopier({ ...o.peerCopy, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) });
   const reports = {} as Record<BenchVariant | 'compute', RunReport>;
@@ -198,6 +217,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<
         const placed = session as PlacedSession;
         parts.set(next.name, async () => (await placed.run()).wallMs);
         if (next.name === 'sequential') parts.set('comm', async () => (await placed.run({ communicationOnly: true })).wallMs);
+        if (next.name === 'fused') parts.set('fused-comm', async () => (await placed.run({ communicationOnly: true })).wallMs);
         await open(i + 1);
       },
     });
@@ -214,7 +234,14 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<{ variants: Record<
   }
   const compute = reports.compute && { report: reports.compute, ms: summarize(times.get('compute')!) };
   if (compute) o.onVariant?.('compute-only', compute.report);
-  return { variants, last: reports.fused, commMs: summarize(times.get('comm')!).median, ...(compute && { compute }), fusedIsDecomposed: lowered.get('fused') === lowered.get('decomposed') };
+  return {
+    variants,
+    last: reports.fused,
+    commMs: summarize(times.get('comm')!).median,
+    fusedCommMs: summarize(times.get('fused-comm')!).median,
+    ...(compute && { compute }),
+    fusedIsDecomposed: lowered.get('fused') === lowered.get('decomposed'),
+  };
 }
 
 /** Whether the ranks land on more than one device (as runWorkload places them; a bad placement is its to report). */
@@ -227,7 +254,7 @@ function spansDevices(o: BenchOptions): boolean {
 }
 
 export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
-  const { variants, last, commMs, compute, fusedIsDecomposed } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
+  const { variants, last, commMs, fusedCommMs, compute, fusedIsDecomposed } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
   const fused = variants.fused.ms.median;
   let overlap: BenchReport['overlap'];
   if (o.computeOnly ?? true) {
@@ -237,7 +264,12 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
       o.onVariant?.('compute-only', alone);
       computeMs = alone.timings;
     }
-    overlap = { computeOnlyMs: computeMs, commMeasured: commMs !== undefined, ...overlapEfficiency(variants.sequential.ms.median, fused, computeMs.median, commMs) };
+    overlap = {
+      computeOnlyMs: computeMs,
+      commMeasured: commMs !== undefined,
+      ...overlapEfficiency(variants.sequential.ms.median, fused, computeMs.median, commMs),
+      ...(fusedCommMs !== undefined && { fusedCommOnlyMs: fusedCommMs }),
+    };
   }
   return {
     workload: o.workload,

@@ -29,6 +29,11 @@ export interface Projection {
 export interface ModelledConfig {
   readonly key: string;
   readonly params: CostModelParams;
+  /**
+   * The parameters fused is predicted with: `params` but for the communication, fitted to the fused
+   * variant's own communication where it was timed alone (ranks on several devices; BenchReport.overlap).
+   */
+  readonly fusedParams: CostModelParams;
   readonly rows: readonly ModelledRow[];
   readonly projections: readonly Projection[];
 }
@@ -58,17 +63,23 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
     groups.set(key, [...(groups.get(key) ?? []), { report, run, geometry: geometryOf(run) }]);
   });
   const fitted = [...groups].map(([key, members]) => {
-    const base = fitParams(members.map((m) => ({ geometry: m.geometry, computeOnlyMs: m.report.overlap!.computeOnlyMs.median, commOnlyMs: m.report.overlap!.commOnlyMs })));
+    const fit = (comm: (o: NonNullable<BenchReport['overlap']>) => number) =>
+      fitParams(members.map((m) => ({ geometry: m.geometry, computeOnlyMs: m.report.overlap!.computeOnlyMs.median, commOnlyMs: comm(m.report.overlap!) })));
+    const base = fit((o) => o.commOnlyMs);
     // The dispatch cost is what the decomposed runs took beyond the boundary-free pipeline, per boundary.
     const perBoundary = members.map((m) => (m.report.variants.decomposed.ms.median - predict(m.geometry, base).fused) / Math.max(1, m.geometry.stepBytes.length));
-    return { key, members, params: { ...base, dispatchMs: Math.max(0, perBoundary.reduce((a, b) => a + b, 0) / perBoundary.length) } };
+    const params = { ...base, dispatchMs: Math.max(0, perBoundary.reduce((a, b) => a + b, 0) / perBoundary.length) };
+    const fusedComm = members.every((m) => m.report.overlap!.fusedCommOnlyMs !== undefined);
+    return { key, members, params, fusedParams: fusedComm ? { ...fit((o) => o.fusedCommOnlyMs!), dispatchMs: params.dispatchMs } : params };
   });
-  const measured = (c: (typeof fitted)[number]) => c.members.map((m) => ({ geometry: m.geometry, params: c.params, fusedMs: m.report.variants.fused.ms.median }));
-  return fitted.map(({ key, members, params: own }) => {
+  const measured = (c: (typeof fitted)[number]) => c.members.map((m) => ({ geometry: m.geometry, params: c.fusedParams, fusedMs: m.report.variants.fused.ms.median }));
+  return fitted.map(({ key, members, params: own, fusedParams: ownFused }) => {
     // The device's share is learnt from the other configurations only: a row never predicts itself.
-    const params = { ...own, deviceShare: shareOfDevice(fitted.filter((c) => c.key !== key).flatMap(measured)) };
+    const deviceShare = shareOfDevice(fitted.filter((c) => c.key !== key).flatMap(measured));
+    const params = { ...own, deviceShare };
+    const fusedParams = { ...ownFused, deviceShare };
     const rows = members.map(({ report, geometry }) => {
-      const predicted = predict(geometry, params);
+      const predicted = { ...predict(geometry, params), fused: predict(geometry, fusedParams).fused };
       const v = report.variants;
       return {
         report,
@@ -85,12 +96,13 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
     const projections = PROJECTED_RANKS.map((ranks): Projection => {
       const devices = Math.ceil(ranks / ranksPerDevice);
       try {
-        return { ranks, devices, predicted: predict(geometryOf({ ...run, ranks, devices, ranksPerDevice }), params) };
+        const geometry = geometryOf({ ...run, ranks, devices, ranksPerDevice });
+        return { ranks, devices, predicted: { ...predict(geometry, params), fused: predict(geometry, fusedParams).fused } };
       } catch (e) {
         return { ranks, devices, skipped: (e as Error).message };
       }
     });
-    return { key, params, rows, projections };
+    return { key, params, fusedParams, rows, projections };
   });
 }
 
@@ -103,7 +115,8 @@ export function costModelTable(configs: readonly ModelledConfig[]): string {
   for (const c of configs) {
     const p = c.params;
     lines.push(
-      `**${c.key}**: tile ${(p.tileMs * 1000).toFixed(2)} µs, step latency ${ms(p.latencyMs)} ms, ${(p.bytesPerMs / 1e6).toFixed(2)} GB/s, dispatch boundary ${ms(p.dispatchMs)} ms (fitted to the decomposed runs), device share ${(p.deviceShare ?? 0).toFixed(2)} (from the other configurations' fused runs)`,
+      `**${c.key}**: tile ${(p.tileMs * 1000).toFixed(2)} µs, step latency ${ms(p.latencyMs)} ms, ${(p.bytesPerMs / 1e6).toFixed(2)} GB/s, dispatch boundary ${ms(p.dispatchMs)} ms (fitted to the decomposed runs), device share ${(p.deviceShare ?? 0).toFixed(2)} (from the other configurations' fused runs)` +
+        (c.fusedParams.bytesPerMs !== p.bytesPerMs ? `; fused from its own communication: step latency ${ms(c.fusedParams.latencyMs)} ms, ${(c.fusedParams.bytesPerMs / 1e6).toFixed(2)} GB/s` : ''),
       '',
       '| order | chunks/rank | sequential ms (model, error) | decomposed ms (model, error) | fused ms (model, error) |',
       '| --- | --- | --- | --- | --- |',

@@ -106,4 +106,24 @@ describe('cost model', () => {
     expect(rsB).toBeCloseTo(rsA!);
     expect(agB).toBeGreaterThan(agA! + 1e-6);
   });
+
+  it('predicts fused over several devices from the communication of the fused variant where it was timed alone', () => {
+    const run: RunOptions = { workload: 'ag-gemm', ranks: 4, shape: { m: 256, n: 128, k: 64 }, dtype: 'f32', devices: 2, order: 'chunk-arrival', backend: 'auto', seed: 1 };
+    const report = (fusedCommOnlyMs?: number) =>
+      ({
+        devices: 2,
+        order: 'chunk-arrival',
+        chunksPerRank: 1,
+        variants: { sequential: { ms: { median: 3.0 } }, decomposed: { ms: { median: 2.6 } }, fused: { ms: { median: 2.0 } } },
+        overlap: { computeOnlyMs: { median: 0.6 }, commOnlyMs: 2.4, commMeasured: true, ...(fusedCommOnlyMs !== undefined && { fusedCommOnlyMs }) },
+      }) as unknown as BenchReport;
+    const [without] = modelBench([report()], [run]);
+    const [withOwn] = modelBench([report(1.6)], [run]);
+    // The sequential variant's communication (2.4 ms) predicts the other variants either way ...
+    expect(withOwn!.rows[0]!.predicted.sequential).toBeCloseTo(without!.rows[0]!.predicted.sequential);
+    expect(withOwn!.params).toEqual(without!.params);
+    // ... and fused's own (1.6 ms) a fused run a third less communication-bound.
+    expect(withOwn!.fusedParams.bytesPerMs).toBeCloseTo((without!.params.bytesPerMs * 2.4) / 1.6);
+    expect(withOwn!.rows[0]!.predicted.fused).toBeLessThan(without!.rows[0]!.predicted.fused - 0.5);
+  });
 });
