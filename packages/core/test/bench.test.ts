@@ -54,6 +54,8 @@ describe('the three variants of a workload', () => {
     expect(r.variants.sequential.phases[0]).toBeGreaterThan(1);
     expect(r.speedup.overSequential).toBeCloseTo(r.variants.sequential.ms.median / r.variants.fused.ms.median);
     expect(r.fusedIsDecomposed).toBeUndefined();
+    // On one device the fused variant's moves run inside its tiles' dispatch: no communication of its own to time.
+    expect(r.overlap?.fusedCommOnlyMs).toBeUndefined();
     const table = benchTable([r]);
     expect(table.split('\n')).toHaveLength(3);
     expect(table).toContain(`| ${workload} | 64x32x32 | 2 | 1 |`);
@@ -74,6 +76,7 @@ describe('the three variants of a workload', () => {
       // Timed alone on the host's clock (that those runs leave the tiles out: multi-device.test.ts).
       expect(r.overlap!.commMeasured).toBe(true);
       expect(r.overlap!.commOnlyMs).toBeGreaterThan(0);
+      expect(r.overlap!.fusedCommOnlyMs).toBeGreaterThan(0);
       // One rank a device: no chunk stays on a device, so fused lowers to decomposed's very program.
       expect(r.fusedIsDecomposed).toBe(true);
       // The kernel without its transfers, timed in the same blocks as the variants.
