@@ -123,8 +123,21 @@ const variantResult = (report: RunReport, ms: Summary): VariantResult => ({
   ...(report.block ? { block: report.block } : {}),
 });
 
+/** What timing the variants gives benchWorkload. */
+interface TimedVariants {
+  readonly variants: Record<BenchVariant, VariantResult>;
+  /** The report of the last variant run (for the adapter, devices and timing of the bench). */
+  readonly last: RunReport;
+  /** Medians of the sequential and the fused variant's communication alone, where they were timed. */
+  readonly commMs?: number;
+  readonly fusedCommMs?: number;
+  /** The kernel without its transfers, where it was timed beside the variants. */
+  readonly compute?: { readonly report: RunReport; readonly ms: Summary };
+  readonly fusedIsDecomposed?: boolean;
+}
+
 /** Each variant in its own session, one after another; on one device each timed on the GPU. */
-async function benchVariantsApart(o: BenchOptions): Promise<{ variants: Record<BenchVariant, VariantResult>; last: RunReport; commMs?: number; fusedCommMs?: undefined; compute?: undefined; fusedIsDecomposed?: undefined }> {
+async function benchVariantsApart(o: BenchOptions): Promise<TimedVariants> {
   const variants = {} as Record<BenchVariant, VariantResult>;
   let last: RunReport | undefined;
   let commMs: number | undefined;
@@ -157,21 +170,15 @@ const MAX_BLOCK_WARMUP_RUNS = 10_000;
  * the host's copies drift from one session to the next (on two H100s the same variant's median moved
  * by a quarter between sessions of one process), and the GPUs' clocks follow the load, falling to
  * 345 MHz within a second of mostly waiting on the host (nvidia-smi every 10 ms,
- * benchmarks/results/h100x2-2026-11-26/call1). So the parts — the three variants, the sequential
- * variant's communication alone (PlacedSession.run's `communicationOnly`), the fused variant's likewise,
- * and, with `computeOnly`, the kernel without its transfers — have their sessions open at once (sharing one host copier) and are
- * timed in blocks of BLOCK_RUNS, in turn, round after round: each block first runs its part `warmup` times
- * and until those runs add up to `warmupBusyMs` (the clocks move within about a second), so that each
- * part is timed at the clocks its own load gives, as a job that runs it over and over would be. Each variant is still checked on its first run, as runWorkload does.
+ * benchmarks/results/h100x2-2026-11-26/call1). So the parts — the three variants, the sequential and
+ * the fused variant's communication alone (PlacedSession.run's `communicationOnly`) and, with
+ * `computeOnly`, the kernel without its transfers — have their sessions open at once (sharing one host
+ * copier) and are timed in blocks of BLOCK_RUNS, in turn, round after round: each block first runs its
+ * part `warmup` times and until those runs add up to `warmupBusyMs` (the clocks move within about a
+ * second), so that each part is timed at the clocks its own load gives, as a job that runs it over and
+ * over would be. Each variant is still checked on its first run, as runWorkload does.
  */
-async function benchVariantsInTurn(o: BenchOptions): Promise<{
-  variants: Record<BenchVariant, VariantResult>;
-  last: RunReport;
-  commMs: number;
-  fusedCommMs: number;
-  compute?: { report: RunReport; ms: Summary };
-  fusedIsDecomposed: boolean;
-}> {
+async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   const lowered = new Map<string, string>();
   const copier = new PeerCopier({ ...o.peerCopy, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) });
   const reports = {} as Record<BenchVariant | 'compute', RunReport>;

@@ -259,17 +259,15 @@ fn main() {
     executor = Executor.create(handle);
     const kernel = await busyKernel(executor);
     const calls: string[] = [];
-    const realPush = handle.device.pushErrorScope.bind(handle.device);
-    const realPop = handle.device.popErrorScope.bind(handle.device);
-    handle.device.pushErrorScope = (filter) => (calls.push('push'), realPush(filter));
-    handle.device.popErrorScope = () => (calls.push('pop'), realPop());
+    const { pushErrorScope, popErrorScope } = handle.device;
+    handle.device.pushErrorScope = (filter) => (calls.push('push'), pushErrorScope.call(handle.device, filter));
+    handle.device.popErrorScope = () => (calls.push('pop'), popErrorScope.call(handle.device));
     try {
       // Two launches in flight at once, as a device's phases are: a scope open across the first's
       // wait would catch the second's errors and be popped in its place.
       await Promise.all([executor.run([{ kernel }], { timing: false }), executor.run([{ kernel }], { timing: false })]);
     } finally {
-      delete (handle.device as Partial<GPUDevice>).pushErrorScope;
-      delete (handle.device as Partial<GPUDevice>).popErrorScope;
+      Object.assign(handle.device, { pushErrorScope, popErrorScope });
     }
     expect(calls).toEqual(['push', 'pop', 'push', 'pop']);
   });
