@@ -312,8 +312,10 @@ export function benchTable(reports: readonly BenchReport[]): string {
     const verified = BENCH_VARIANTS.every((v) => r.variants[v].verified) ? 'yes' : 'NO';
     const { m, n, k } = r.shape;
     const o = r.overlap;
-    // A comm-only figure that was not timed alone (one device without GPU timestamps) says so.
-    const comm = o ? formatBenchMs(o.commOnlyMs) + (o.commMeasured ? '' : ' (seq − compute)') : '–';
+    // A comm-only figure that was not timed alone (one device without GPU timestamps) says so; the fused
+    // variant's own, where it was timed, goes beside it.
+    const fusedComm = o?.fusedCommOnlyMs === undefined ? '' : ` (fused ${formatBenchMs(o.fusedCommOnlyMs)})`;
+    const comm = o ? formatBenchMs(o.commOnlyMs) + (o.commMeasured ? '' : ' (seq − compute)') + fusedComm : '–';
     const overlap = o ? [formatBenchMs(o.computeOnlyMs.median), comm, Number.isNaN(o.efficiency) ? '–' : o.efficiency.toFixed(2)] : ['–', '–', '–'];
     const overDecomposed = `${r.speedup.overDecomposed.toFixed(2)}x${r.fusedIsDecomposed ? ' (same program)' : ''}`;
     return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')} | ${r.speedup.overSequential.toFixed(2)}x | ${overDecomposed} | ${overlap.join(' | ')} | ${verified} |`;

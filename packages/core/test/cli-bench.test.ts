@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/cli/args.js';
 import { benchRuns, configurations } from '../src/cli/bench-args.js';
-import { overlapEfficiency, summarizeBench, formatBenchSummary, type BenchReport } from '../src/bench.js';
+import { benchTable, overlapEfficiency, summarizeBench, formatBenchSummary, type BenchReport } from '../src/bench.js';
 import { WORKLOAD_NAMES } from '../src/workloads/index.js';
 import { cli } from './cli-harness.js';
 
@@ -64,6 +64,24 @@ describe('syncopate bench: overlap figures', () => {
     expect(s.bestOverSequential).toBe(8);
     expect(s.fusedFasterThanDecomposed).toBe(1);
     expect(s.allVerified).toBe(true);
+  });
+
+  it('tables the communication of the fused variant beside that of the sequential, and says where fused and decomposed are one program', () => {
+    const ms = (median: number) => ({ median, min: median, max: median, runs: 3 });
+    const variant = (median: number) => ({ ms: ms(median), verified: true, maxAbsError: 0, backend: 'peer-copy', phases: [2, 2] });
+    const report = {
+      workload: 'ring-attn',
+      shape: { m: 64, n: 16, k: 64 },
+      ranks: 4,
+      devices: 2,
+      order: 'chunk-arrival',
+      chunksPerRank: 1,
+      variants: { sequential: variant(5.5), decomposed: variant(4.1), fused: variant(2.9) },
+      speedup: { overSequential: 5.5 / 2.9, overDecomposed: 4.1 / 2.9 },
+      overlap: { computeOnlyMs: ms(0.68), commOnlyMs: 5.163, commMeasured: true, efficiency: 1, fusedCommOnlyMs: 2.105 },
+    } as unknown as BenchReport;
+    expect(benchTable([report])).toContain('| 5.163 (fused 2.105) |');
+    expect(benchTable([{ ...report, fusedIsDecomposed: true }])).toContain('| 1.41x (same program) |');
   });
 
   it('leaves rows where fused and decomposed are the same program out of the fused-beats-decomposed count', () => {
