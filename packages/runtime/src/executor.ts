@@ -165,22 +165,28 @@ export class Executor {
     }
   }
 
-  private createBuffer(label: string, size: number, usage: GPUBufferUsageFlags): Promise<GPUBuffer> {
+  private async createBuffer(label: string, size: number, usage: GPUBufferUsageFlags): Promise<GPUBuffer> {
     const what = `buffer "${label}"`;
-    return inErrorScope(
+    // Both scopes are pushed and popped around the one synchronous call (the outer body returns no
+    // promise), so a launch or read on the device meanwhile cannot land in them (inErrorScope).
+    const { created } = await inErrorScope(
       this.device,
       'out-of-memory',
       this.timeoutMs,
       (e) => new OutOfMemoryError(what, size, e.message),
-      () =>
-        inErrorScope(
+      () => {
+        const created = inErrorScope(
           this.device,
           'validation',
           this.timeoutMs,
           (e) => new ValidationError(what, e.message),
           () => this.device.createBuffer({ label, size, usage }),
-        ),
+        );
+        created.catch(() => undefined); // awaited below, once the out-of-memory scope has none to report
+        return { created };
+      },
     );
+    return created;
   }
 
   /** Uploads `data` to the start of the buffer (through `queue.writeBuffer`). */

@@ -272,6 +272,23 @@ fn main() {
     expect(calls).toEqual(['push', 'pop', 'push', 'pop']);
   });
 
+  it('keeps the buffer scopes of a read and the scope of a launch apart when both are under way at once', async () => {
+    executor = Executor.create(handle);
+    const kernel = await busyKernel(executor);
+    const calls: string[] = [];
+    const { pushErrorScope, popErrorScope } = handle.device;
+    handle.device.pushErrorScope = (filter) => (calls.push(filter), pushErrorScope.call(handle.device, filter));
+    handle.device.popErrorScope = () => (calls.push('pop'), popErrorScope.call(handle.device));
+    try {
+      // The read creates its staging buffer inside two scopes; the launch starts while that is under way.
+      await Promise.all([executor.read('sum'), executor.run([{ kernel }], { timing: false })]);
+    } finally {
+      Object.assign(handle.device, { pushErrorScope, popErrorScope });
+    }
+    // Each pushes and pops its own scopes before the other pushes any.
+    expect(calls).toEqual(['out-of-memory', 'validation', 'pop', 'pop', 'validation', 'pop']);
+  });
+
   it('runs on two devices at once', async () => {
     const [first, second] = await Promise.all([requestDevice(gpuHandle()), requestDevice(gpuHandle())]);
     const executors = [Executor.create(first), Executor.create(second)];
