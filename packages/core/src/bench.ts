@@ -12,7 +12,7 @@
 import type { BlockShape, RunReport } from './workloads/index.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { PeerCopier, placeRanks } from '@syncopate/runtime';
-import { summarize, type Summary } from './stats.js';
+import { keepBusy, summarize, type Summary } from './stats.js';
 import type { PlacedSession } from './placed-session.js';
 import type { PlacedKernels } from '@syncopate/backends';
 
@@ -191,9 +191,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
     const perBlock = Math.ceil(runs / rounds);
     for (let round = 0; round < rounds; round++) {
       for (const [name, run] of parts) {
-        // Bounded: a run takes some time, so `busyMs` of them end; and at most MAX_BLOCK_WARMUP_RUNS.
-        let spent = 0;
-        for (let i = 0; i < MAX_BLOCK_WARMUP_RUNS && (i < (o.warmup ?? 5) || spent < (o.warmupBusyMs ?? 0)); i++) spent += await run();
+        await keepBusy(run, o.warmupBusyMs ?? 0, o.warmup ?? 5, MAX_BLOCK_WARMUP_RUNS);
         const timed = times.get(name) ?? [];
         for (let i = 0; i < perBlock && timed.length < runs; i++) timed.push(await run());
         times.set(name, timed);
@@ -222,9 +220,10 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
       },
       afterTimedRuns: async (session) => {
         const placed = session as PlacedSession;
-        parts.set(next.name, async () => (await placed.run()).wallMs);
-        if (next.name === 'sequential') parts.set('comm', async () => (await placed.run({ communicationOnly: true })).wallMs);
-        if (next.name === 'fused') parts.set('fused-comm', async () => (await placed.run({ communicationOnly: true })).wallMs);
+        const wallMs = (communicationOnly: boolean) => async () => (await placed.run({ communicationOnly })).wallMs;
+        parts.set(next.name, wallMs(false));
+        if (next.name === 'sequential') parts.set('comm', wallMs(true));
+        if (next.name === 'fused') parts.set('fused-comm', wallMs(true));
         await open(i + 1);
       },
     });

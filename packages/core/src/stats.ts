@@ -31,6 +31,16 @@ export function warmupBusyMsFor(devices: readonly { readonly placement: { readon
 }
 
 /**
+ * Runs `step` (which gives the milliseconds it took) at least `minSteps` times and until those add up
+ * to `busyMs`, at most `maxSteps` times (bounded, however short a step is): time that keeps a GPU at
+ * the clocks its load gives.
+ */
+export async function keepBusy(step: () => Promise<number>, busyMs: number, minSteps: number, maxSteps: number): Promise<void> {
+  let busy = 0;
+  for (let i = 0; i < maxSteps && (i < minSteps || busy < busyMs); i++) busy += await step();
+}
+
+/**
  * Runs `batch` (a batch of timed runs, their times) until the GPU has been busy `busyMs` (the sum of
  * the batches' times; GPU benchmarks pass WARMUP_BUSY_MS, tests on a software adapter need none), then until two batches in a row agree within 2%, at most 8 more times. The
  * H100 drops to idle clocks in the host gaps between variants (a CPU check, a compile), and two short
@@ -38,8 +48,7 @@ export function warmupBusyMsFor(devices: readonly { readonly placement: { readon
  * apart (benchmarks/gemm.md). A second of busy GPU first raises the clocks whatever the batch size.
  */
 export async function warmUntilSettled(batch: () => Promise<readonly number[]>, busyMs = 0): Promise<void> {
-  let busy = 0;
-  for (let i = 0; busy < busyMs && i < MAX_BUSY_BATCHES; i++) busy += (await batch()).reduce((a, b) => a + b, 0);
+  await keepBusy(async () => (await batch()).reduce((a, b) => a + b, 0), busyMs, 0, MAX_BUSY_BATCHES);
   let previous = NaN;
   for (let i = 0; i < MAX_WARMUP_BATCHES; i++) {
     const median = summarize(await batch()).median;

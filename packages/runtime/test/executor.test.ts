@@ -29,6 +29,20 @@ fn main(@builtin(local_invocation_index) i: u32) {
   });
 }
 
+/** The device's pushErrorScope and popErrorScope calls while `body` runs: `push(filter)` for each push, 'pop' for each pop. */
+async function scopeCalls(device: GPUDevice, body: () => Promise<unknown>, push: (filter: GPUErrorFilter) => string): Promise<string[]> {
+  const calls: string[] = [];
+  const { pushErrorScope, popErrorScope } = device;
+  device.pushErrorScope = (filter) => (calls.push(push(filter)), pushErrorScope.call(device, filter));
+  device.popErrorScope = () => (calls.push('pop'), popErrorScope.call(device));
+  try {
+    await body();
+  } finally {
+    Object.assign(device, { pushErrorScope, popErrorScope });
+  }
+  return calls;
+}
+
 describe.skipIf(!hasWebGPU)('Executor', () => {
   let handle: DeviceHandle;
   let executor: Executor;
@@ -258,33 +272,19 @@ fn main() {
   it('pops the error scope of each launch before the next launch on the device pushes its own', async () => {
     executor = Executor.create(handle);
     const kernel = await busyKernel(executor);
-    const calls: string[] = [];
-    const { pushErrorScope, popErrorScope } = handle.device;
-    handle.device.pushErrorScope = (filter) => (calls.push('push'), pushErrorScope.call(handle.device, filter));
-    handle.device.popErrorScope = () => (calls.push('pop'), popErrorScope.call(handle.device));
-    try {
-      // Two launches in flight at once, as a device's phases are: a scope open across the first's
-      // wait would catch the second's errors and be popped in its place.
-      await Promise.all([executor.run([{ kernel }], { timing: false }), executor.run([{ kernel }], { timing: false })]);
-    } finally {
-      Object.assign(handle.device, { pushErrorScope, popErrorScope });
-    }
+    // Two launches in flight at once, as a device's phases are: a scope open across the first's
+    // wait would catch the second's errors and be popped in its place.
+    const launches = () => Promise.all([executor.run([{ kernel }], { timing: false }), executor.run([{ kernel }], { timing: false })]);
+    const calls = await scopeCalls(handle.device, launches, () => 'push');
     expect(calls).toEqual(['push', 'pop', 'push', 'pop']);
   });
 
   it('keeps the buffer scopes of a read and the scope of a launch apart when both are under way at once', async () => {
     executor = Executor.create(handle);
     const kernel = await busyKernel(executor);
-    const calls: string[] = [];
-    const { pushErrorScope, popErrorScope } = handle.device;
-    handle.device.pushErrorScope = (filter) => (calls.push(filter), pushErrorScope.call(handle.device, filter));
-    handle.device.popErrorScope = () => (calls.push('pop'), popErrorScope.call(handle.device));
-    try {
-      // The read creates its staging buffer inside two scopes; the launch starts while that is under way.
-      await Promise.all([executor.read('sum'), executor.run([{ kernel }], { timing: false })]);
-    } finally {
-      Object.assign(handle.device, { pushErrorScope, popErrorScope });
-    }
+    // The read creates its staging buffer inside two scopes; the launch starts while that is under way.
+    const readAndLaunch = () => Promise.all([executor.read('sum'), executor.run([{ kernel }], { timing: false })]);
+    const calls = await scopeCalls(handle.device, readAndLaunch, (filter) => filter);
     // Each pushes and pops its own scopes before the other pushes any.
     expect(calls).toEqual(['out-of-memory', 'validation', 'pop', 'pop', 'validation', 'pop']);
   });
