@@ -78,8 +78,9 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
     const deviceShare = shareOfDevice(fitted.filter((c) => c.key !== key).flatMap(measured));
     const params = { ...own, deviceShare };
     const fusedParams = { ...ownFused, deviceShare };
+    const predictAll = (geometry: WorkloadGeometry): Prediction => ({ ...predict(geometry, params), fused: predict(geometry, fusedParams).fused });
     const rows = members.map(({ report, geometry }) => {
-      const predicted = { ...predict(geometry, params), fused: predict(geometry, fusedParams).fused };
+      const predicted = predictAll(geometry);
       const v = report.variants;
       return {
         report,
@@ -96,8 +97,7 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
     const projections = PROJECTED_RANKS.map((ranks): Projection => {
       const devices = Math.ceil(ranks / ranksPerDevice);
       try {
-        const geometry = geometryOf({ ...run, ranks, devices, ranksPerDevice });
-        return { ranks, devices, predicted: { ...predict(geometry, params), fused: predict(geometry, fusedParams).fused } };
+        return { ranks, devices, predicted: predictAll(geometryOf({ ...run, ranks, devices, ranksPerDevice })) };
       } catch (e) {
         return { ranks, devices, skipped: (e as Error).message };
       }
