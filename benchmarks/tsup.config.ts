@@ -1,3 +1,4 @@
+import { copyFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
 
@@ -19,6 +20,11 @@ export default defineConfig({
   noExternal: [/.*/],
   external: ['webgpu'],
   clean: false,
+  // The host-copy addon beside the bundles (host-copy.ts looks for ./host_copy.node), where it was built.
+  async onSuccess() {
+    const addon = `${root}packages/runtime/native/build/Release/host_copy.node`;
+    if (existsSync(addon)) copyFileSync(addon, `${root}dist/host_copy.node`);
+  },
   esbuildOptions(options) {
     options.alias = Object.fromEntries(packages.map((p) => [`@syncopate/${p}`, `${root}packages/${p}/src/index.ts`]));
   },

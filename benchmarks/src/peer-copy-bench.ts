@@ -21,7 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDevices, PeerCopier, type PlacedDeviceHandle } from '@syncopate/runtime';
+import { hostCopier, jsHostCopy, openDevices, PeerCopier, type PlacedDeviceHandle } from '@syncopate/runtime';
 import { summarize } from './stats.js';
 
 const MiB = 1 << 20;
@@ -108,6 +108,16 @@ async function probes(devices: readonly PlacedDeviceHandle[], runs: number) {
     const from = new Uint8Array(read.getMappedRange());
     const to = new Uint8Array(write.getMappedRange());
     const hostCopy = await timeEach(runs, 2, async () => to.set(from));
+    // The same copy off the JS thread (the addon, in slices on libuv's pool), each thread count checked.
+    const native: Record<string, unknown>[] = [];
+    for (const threads of hostCopier().copier.kind === 'native' ? [1, 2, 4, 8, 16] : []) {
+      const { copier } = hostCopier(threads);
+      to.fill(0);
+      await copier.copy(to, from);
+      const verified = to.every((v, i) => v === from[i]);
+      const ms = await timeEach(runs, 2, () => copier.copy(to, from));
+      native.push({ threads, verified, gbps: bytes / (ms.median * 1e-3) / 1e9, ms });
+    }
     const plainA = new Uint8Array(bytes);
     const plainB = new Uint8Array(bytes);
     const heapCopy = await timeEach(runs, 2, async () => plainB.set(plainA));
@@ -134,7 +144,7 @@ async function probes(devices: readonly PlacedDeviceHandle[], runs: number) {
       kind: 'probe-bandwidth', mib,
       readBackGBps: gbps(readBack), mappedToMappedGBps: gbps(hostCopy), heapToHeapGBps: gbps(heapCopy),
       mappedToHeapGBps: gbps(mappedToHeap), heapToMappedGBps: gbps(heapToMapped),
-      mappedUploadGBps: gbps(mappedUpload), writeBufferGBps: gbps(writeBuffer),
+      mappedUploadGBps: gbps(mappedUpload), writeBufferGBps: gbps(writeBuffer), nativeMappedToMapped: native,
       ms: { readBack, hostCopy, heapCopy, mappedToHeap, heapToMapped, mappedUpload, writeBuffer },
     });
     for (const x of [gpu, read, write, gpuB]) x.destroy();
@@ -199,21 +209,29 @@ async function main(): Promise<void> {
     report({ kind: 'devices', placements: devices.map((d) => d.placement.description), adapter: devices[0]!.adapterInfo });
     if (!values['no-probes']) for (const p of await probes(devices, runs)) report(p);
     if (values['probes-only']) return;
-    const copier = new PeerCopier();
+    const loaded = hostCopier();
+    report({ kind: 'host-copy', copier: loaded.copier.kind, why: loaded.why ?? null, uvThreadpoolSize: process.env.UV_THREADPOOL_SIZE ?? null });
+    // Each host copier in turn (the JS thread's, then the addon's where it loaded), then a sweep of each.
+    const copiers = loaded.copier.kind === 'native' ? [jsHostCopy, loaded.copier] : [jsHostCopy];
     const ours: Record<string, unknown>[] = [];
-    for (const mib of sizes) {
-      const r = await peerCopy(devices, copier, mib, runs);
-      ours.push(r);
-      report(r);
+    for (const hostCopy of copiers) {
+      const copier = new PeerCopier({ hostCopy });
+      for (const mib of sizes) {
+        const r = { ...(await peerCopy(devices, copier, mib, runs)), hostCopy: hostCopy.kind };
+        ours.push(r);
+        report(r);
+      }
+      copier.destroy();
     }
-    copier.destroy();
-    for (const mib of quick ? [1] : [1, 64]) {
-      for (const ring of [1, 2, 4, 8]) {
-        for (const maxPieceMiB of mib === 1 ? [1] : [1, 4, 16]) {
-          // At 1 MiB the piece is what `ring` makes it (1 MiB / ring); at 64 MiB the largest piece decides.
-          const swept = new PeerCopier({ ring, maxPieceBytes: maxPieceMiB * MiB });
-          report({ ...(await peerCopy(devices, swept, mib, runs)), kind: 'sweep', ring, maxPieceMiB });
-          swept.destroy();
+    for (const hostCopy of copiers) {
+      for (const mib of quick ? [1] : [1, 64]) {
+        for (const ring of [1, 2, 4, 8]) {
+          for (const maxPieceMiB of mib === 1 ? [1] : [1, 4, 16]) {
+            // At 1 MiB the piece is what `ring` makes it (1 MiB / ring); at 64 MiB the largest piece decides.
+            const swept = new PeerCopier({ ring, maxPieceBytes: maxPieceMiB * MiB, hostCopy });
+            report({ ...(await peerCopy(devices, swept, mib, runs)), kind: 'sweep', ring, maxPieceMiB, hostCopy: hostCopy.kind });
+            swept.destroy();
+          }
         }
       }
     }
@@ -225,7 +243,7 @@ async function main(): Promise<void> {
         const serial = at('pinned-serial');
         const pipelined = at('pinned-pipelined');
         const gbps = r['gbps'] as number;
-        report({ kind: 'ratio', mib: r['mib'], oursGBps: gbps, pinnedSerialGBps: serial, pinnedPipelinedGBps: pipelined, ofSerial: serial ? gbps / serial : null, ofPipelined: pipelined ? gbps / pipelined : null });
+        report({ kind: 'ratio', hostCopy: r['hostCopy'], mib: r['mib'], oursGBps: gbps, pinnedSerialGBps: serial, pinnedPipelinedGBps: pipelined, ofSerial: serial ? gbps / serial : null, ofPipelined: pipelined ? gbps / pipelined : null });
       }
     }
   } finally {

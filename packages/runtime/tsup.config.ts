@@ -9,4 +9,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'es2022',
+  // host-copy.ts finds its addon beside the module (import.meta.url), in the CommonJS build too.
+  shims: true,
 });

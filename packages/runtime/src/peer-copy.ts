@@ -15,6 +15,7 @@
 import type { DeviceHandle } from './gpu.js';
 import { PeerCopyError, UsageError } from './errors.js';
 import { ReadbackPool, UploadPool } from './staging-pool.js';
+import { hostCopier, type HostCopier } from './host-copy.js';
 import { withTimeout } from './timeout.js';
 import { cutPieces, pieceSize, type ByteRange, type Piece } from './transfer-pieces.js';
 
@@ -56,6 +57,8 @@ export interface PeerCopierOptions {
   readonly maxPieceBytes?: number;
   /** Smallest piece a transfer is cut into, a power of two; default 64 KiB. */
   readonly minPieceBytes?: number;
+  /** The host copy between the two mapped ranges; default the native one where its addon loads (host-copy.ts). */
+  readonly hostCopy?: HostCopier;
 }
 
 function describe(handle: DeviceHandle): string {
@@ -73,6 +76,8 @@ export class PeerCopier {
   private readonly ring: number;
   private readonly maxPieceBytes: number;
   private readonly minPieceBytes: number;
+  /** How each piece's bytes cross the host: 'native' (libuv's thread pool) or 'js' (the JS thread). */
+  readonly hostCopy: HostCopier;
 
   constructor(options: PeerCopierOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
@@ -80,6 +85,7 @@ export class PeerCopier {
     this.ring = options.ring ?? 4;
     this.maxPieceBytes = options.maxPieceBytes ?? 4 << 20;
     this.minPieceBytes = options.minPieceBytes ?? 64 << 10;
+    this.hostCopy = options.hostCopy ?? hostCopier().copier;
     for (const [name, n] of [['inFlight', this.inFlight], ['ring', this.ring]] as const) {
       if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive integer, got ${n}`);
     }
@@ -204,7 +210,8 @@ export class PeerCopier {
         withTimeout(upload.ready, this.timeoutMs, 'peer copy: mapping the destination staging', dst),
       ]);
       onMapped?.();
-      new Uint8Array(upload.buffer.getMappedRange(0, piece.bytes)).set(new Uint8Array(readback.getMappedRange(0, piece.bytes)));
+      // Both ranges stay mapped until the copy has settled: they are unmapped below, after it.
+      await this.hostCopy.copy(new Uint8Array(upload.buffer.getMappedRange(0, piece.bytes)), new Uint8Array(readback.getMappedRange(0, piece.bytes)));
       upload.buffer.unmap();
       const into = dst.createCommandEncoder({ label: 'peer-copy in' });
       for (const s of piece.segments) into.copyBufferToBuffer(upload.buffer, s.packed, targetBuffer, s.to, s.bytes);

@@ -1,0 +1,116 @@
+/*
+ * Host copies off the JavaScript thread. A peer copy's bytes go from one device's mapped read-back
+ * range to another's mapped upload range; on the JS thread that memcpy is the transfer's bound
+ * (benchmarks/peer-copy.md: 6-11 GB/s). Here each copy runs on libuv's thread pool, so several run
+ * at once and the JS thread keeps encoding and submitting meanwhile.
+ *
+ * copy(dst: Uint8Array, src: Uint8Array): Promise<void>: copies src into dst (equal lengths). Both
+ * views' buffers are referenced until the copy is done; the caller must keep them mapped until the
+ * promise settles (packages/runtime/src/host-copy.ts does).
+ */
+#include <node_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  napi_async_work work;
+  napi_deferred deferred;
+  napi_ref dst_ref;
+  napi_ref src_ref;
+  void* dst;
+  const void* src;
+  size_t length;
+} Copy;
+
+static void run_copy(napi_env env, void* data) {
+  (void)env;
+  Copy* c = (Copy*)data;
+  memcpy(c->dst, c->src, c->length);
+}
+
+static void finish_copy(napi_env env, napi_status status, void* data) {
+  Copy* c = (Copy*)data;
+  napi_value result;
+  if (status == napi_ok) {
+    napi_get_undefined(env, &result);
+    napi_resolve_deferred(env, c->deferred, result);
+  } else {
+    napi_value message;
+    napi_create_string_utf8(env, "host copy was cancelled", NAPI_AUTO_LENGTH, &message);
+    napi_create_error(env, NULL, message, &result);
+    napi_reject_deferred(env, c->deferred, result);
+  }
+  napi_delete_reference(env, c->dst_ref);
+  napi_delete_reference(env, c->src_ref);
+  napi_delete_async_work(env, c->work);
+  free(c);
+}
+
+/* The bytes of a Uint8Array (any TypedArray), and a reference that keeps its buffer alive. */
+static int view_bytes(napi_env env, napi_value view, const char* name, void** data, size_t* bytes, napi_ref* ref) {
+  bool is_typed;
+  napi_typedarray_type type;
+  size_t length, offset;
+  napi_value buffer;
+  if (napi_is_typedarray(env, view, &is_typed) != napi_ok || !is_typed) {
+    char message[64];
+    snprintf(message, sizeof message, "host copy: %s must be a typed array", name);
+    napi_throw_type_error(env, NULL, message);
+    return 0;
+  }
+  napi_get_typedarray_info(env, view, &type, &length, data, &buffer, &offset);
+  *bytes = type == napi_uint8_array || type == napi_int8_array || type == napi_uint8_clamped_array ? length : 0;
+  if (*bytes == 0 && length > 0) {
+    napi_throw_type_error(env, NULL, "host copy: views must be byte arrays (Uint8Array)");
+    return 0;
+  }
+  napi_create_reference(env, buffer, 1, ref);
+  return 1;
+}
+
+static napi_value copy(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 2) {
+    napi_throw_type_error(env, NULL, "host copy: copy(dst, src) takes two Uint8Arrays");
+    return NULL;
+  }
+  Copy* c = (Copy*)calloc(1, sizeof(Copy));
+  size_t dst_bytes, src_bytes;
+  void* src;
+  if (!view_bytes(env, argv[0], "dst", &c->dst, &dst_bytes, &c->dst_ref)) {
+    free(c);
+    return NULL;
+  }
+  if (!view_bytes(env, argv[1], "src", &src, &src_bytes, &c->src_ref)) {
+    napi_delete_reference(env, c->dst_ref);
+    free(c);
+    return NULL;
+  }
+  c->src = src;
+  if (dst_bytes != src_bytes) {
+    char message[128];
+    snprintf(message, sizeof message, "host copy: dst has %zu bytes, src %zu; they must be equal", dst_bytes, src_bytes);
+    napi_delete_reference(env, c->dst_ref);
+    napi_delete_reference(env, c->src_ref);
+    free(c);
+    napi_throw_range_error(env, NULL, message);
+    return NULL;
+  }
+  c->length = src_bytes;
+  napi_value promise, name;
+  napi_create_promise(env, &c->deferred, &promise);
+  napi_create_string_utf8(env, "syncopate host copy", NAPI_AUTO_LENGTH, &name);
+  napi_create_async_work(env, NULL, name, run_copy, finish_copy, c, &c->work);
+  napi_queue_async_work(env, c->work);
+  return promise;
+}
+
+NAPI_MODULE_INIT() {
+  napi_value fn;
+  napi_create_function(env, "copy", NAPI_AUTO_LENGTH, copy, NULL, &fn);
+  napi_set_named_property(env, exports, "copy", fn);
+  return exports;
+}

@@ -1,0 +1,96 @@
+/**
+ * The host copy of a peer copy: a mapped read-back range into a mapped upload range. On the JS thread
+ * (`Uint8Array.set`) it is the transfer's bound (benchmarks/peer-copy.md: 6-11 GB/s, one thread, and
+ * nothing else runs meanwhile). The native addon (native/host_copy.c, built by `native/build.mjs`
+ * where a C compiler and Node's headers are at hand) runs it in slices on libuv's thread pool instead.
+ * Without the addon (a browser, no compiler) the JS copy is used.
+ */
+import { UsageError } from './errors.js';
+
+export interface HostCopier {
+  /** 'native': slices on libuv's thread pool; 'js': `Uint8Array.set` on the calling thread. */
+  readonly kind: 'native' | 'js';
+  /** Copies `src` into `dst` (equal lengths); both must stay valid (mapped) until it resolves. */
+  copy(dst: Uint8Array, src: Uint8Array): Promise<void>;
+}
+
+interface Addon {
+  copy(dst: Uint8Array, src: Uint8Array): Promise<void>;
+}
+
+/** The pool size asked for when the user has set none (libuv's default is 4). */
+const POOL_THREADS = 8;
+/** A slice shorter than this costs more in hand-offs than its thread gains. */
+const MIN_SLICE_BYTES = 256 << 10;
+
+export const jsHostCopy: HostCopier = {
+  kind: 'js',
+  copy(dst, src) {
+    if (dst.length !== src.length) return Promise.reject(new UsageError(`host copy: dst has ${dst.length} bytes, src ${src.length}; they must be equal`));
+    dst.set(src);
+    return Promise.resolve();
+  },
+};
+
+function nativeHostCopy(addon: Addon, threads: number): HostCopier {
+  return {
+    kind: 'native',
+    copy(dst, src) {
+      if (dst.length !== src.length) return Promise.reject(new UsageError(`host copy: dst has ${dst.length} bytes, src ${src.length}; they must be equal`));
+      const slices = Math.max(1, Math.min(threads, Math.floor(dst.length / MIN_SLICE_BYTES)));
+      if (slices === 1) return addon.copy(dst, src);
+      // Slices end on 64-byte lines, so two threads never write one cache line.
+      const step = Math.ceil(dst.length / slices / 64) * 64;
+      const parts: Promise<void>[] = [];
+      for (let at = 0; at < dst.length; at += step) {
+        const end = Math.min(dst.length, at + step);
+        parts.push(addon.copy(dst.subarray(at, end), src.subarray(at, end)));
+      }
+      return Promise.all(parts).then(() => undefined);
+    },
+  };
+}
+
+/** Where the addon may be, first match wins: the env override, beside a bundle, the package's build. */
+function addonCandidates(moduleUrl: string): string[] {
+  const env = typeof process !== 'undefined' ? process.env?.SYNCOPATE_HOST_COPY_ADDON : undefined;
+  const near = ['./host_copy.node', '../native/build/Release/host_copy.node'].map((p) => decodeURIComponent(new URL(p, moduleUrl).pathname));
+  return env ? [env] : near;
+}
+
+let addon: { addon?: Addon; why?: string } | undefined;
+
+/**
+ * The host copier this process uses: the native one where its addon loads, else the JS one (`why`
+ * says what was missing). `threads` caps a copy's slices (default: libuv's pool size). Set
+ * `SYNCOPATE_HOST_COPY=js` to keep copies on the JS thread, and `SYNCOPATE_HOST_COPY_ADDON` to a path
+ * to load the addon from elsewhere. Where `UV_THREADPOOL_SIZE` is unset it is raised to 8 before the
+ * pool starts (a pool already running keeps its size).
+ */
+export function hostCopier(threads?: number): { readonly copier: HostCopier; readonly why?: string } {
+  addon ??= loadAddon();
+  if (!addon.addon) return { copier: jsHostCopy, why: addon.why! };
+  return { copier: nativeHostCopy(addon.addon, threads ?? (Number(process.env.UV_THREADPOOL_SIZE) || 4)) };
+}
+
+function loadAddon(): { addon?: Addon; why?: string } {
+  if (typeof process === 'undefined' || typeof process.dlopen !== 'function') return { why: 'not Node.js' };
+  if (process.env.SYNCOPATE_HOST_COPY === 'js') return { why: 'SYNCOPATE_HOST_COPY=js' };
+  const errors: string[] = [];
+  for (const path of addonCandidates(import.meta.url)) {
+    const module = { exports: {} as Partial<Addon> };
+    try {
+      process.dlopen(module, path);
+    } catch (e) {
+      errors.push(`${path}: ${(e as Error).message.split('\n')[0]}`);
+      continue;
+    }
+    if (typeof module.exports.copy !== 'function') {
+      errors.push(`${path}: no copy()`);
+      continue;
+    }
+    process.env.UV_THREADPOOL_SIZE ??= String(POOL_THREADS);
+    return { addon: module.exports as Addon };
+  }
+  return { why: `addon not loaded (${errors.join('; ')})` };
+}
