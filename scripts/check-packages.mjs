@@ -108,6 +108,15 @@ try {
     else ok(`${manifest.name}: ESM and CJS both export ${esmKeys} names`);
   }
 
+  // The runtime's install script built the host-copy addon, and both builds find it beside their dist/.
+  const copyKind = (mod) => `const { hostCopier } = ${mod}; const h = hostCopier(); console.log(h.copier.kind + (h.why ? ' (' + h.why + ')' : ''));`;
+  const kinds = [
+    run('node', ['--input-type=module', '-e', `import * as r from '@syncopate/runtime'; ${copyKind('r')}`], { cwd: project }).trim(),
+    run('node', ['--input-type=commonjs', '-e', copyKind("require('@syncopate/runtime')")], { cwd: project }).trim(),
+  ];
+  if (process.env.SYNCOPATE_REQUIRE_HOST_COPY_ADDON === '1' && kinds.some((k) => k !== 'native')) fail(`@syncopate/runtime: host copy ESM ${kinds[0]}, CJS ${kinds[1]}; the addon should have been built on install`);
+  else ok(`@syncopate/runtime: host copy ESM ${kinds[0]}, CJS ${kinds[1]}`);
+
   // 5. Types as a TypeScript user sees them, through the exports map's types conditions.
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const consumer = `

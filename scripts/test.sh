@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+# The host-copy addon must build here (a C compiler and Node's headers are on this machine kind), and its test checks it loaded.
+export SYNCOPATE_REQUIRE_HOST_COPY_ADDON=1
 bash scripts/quickstart.sh
 pnpm typecheck
 pnpm test

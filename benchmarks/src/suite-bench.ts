@@ -66,6 +66,12 @@ interface Case {
   readonly section: 'suite' | 'ablation' | 'sweep';
 }
 
+/** How the two-device rows' peer copies crossed the host, for the heading (none on one device). */
+function hostCopyNote(reports: readonly BenchReport[]): string {
+  const kinds = [...new Set(reports.flatMap((r) => (r.hostCopy ? [r.hostCopy] : [])))];
+  return kinds.length ? `, host copy ${kinds.join(' and ')}` : '';
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' } } });
   const out = values.out ?? process.env.OUT ?? '.';
@@ -135,7 +141,7 @@ async function main(): Promise<void> {
     }
     const suite = reports.filter((r) => r.section === 'suite');
     const md = [
-      `# Workload suite on ${reports[0]?.report.adapter ?? 'unknown adapter'}${reports[0]?.report.robustness === false ? ' (no bounds checks)' : ''}`,
+      `# Workload suite on ${reports[0]?.report.adapter ?? 'unknown adapter'}${reports[0]?.report.robustness === false ? ' (no bounds checks)' : ''}${hostCopyNote(reports.map((r) => r.report))}`,
       '',
       '## Suite (ranks sharing one device; D2 = ranks on two devices, peer-copy)',
       benchTable(suite.map((r) => r.report)),

@@ -11,7 +11,7 @@
  */
 import type { BlockShape, RunReport } from './workloads/index.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
-import { PeerCopier, placeRanks } from '@syncopate/runtime';
+import { PeerCopier, placeRanks, type HostCopier } from '@syncopate/runtime';
 import { keepBusy, summarize, type Summary } from './stats.js';
 import type { PlacedSession } from './placed-session.js';
 import type { PlacedKernels } from '@syncopate/backends';
@@ -101,6 +101,8 @@ export interface BenchReport {
    * both move every chunk by peer-copy between the same phases, and their times differ by noise only.
    */
   readonly fusedIsDecomposed?: true;
+  /** Over several devices: how the peer copies crossed the host (runtime's host-copy.ts). */
+  readonly hostCopy?: HostCopier['kind'];
 }
 
 /**
@@ -134,6 +136,7 @@ interface TimedVariants {
   /** The kernel without its transfers, where it was timed beside the variants. */
   readonly compute?: { readonly report: RunReport; readonly ms: Summary };
   readonly fusedIsDecomposed?: boolean;
+  readonly hostCopy?: HostCopier['kind'];
 }
 
 /** Each variant in its own session, one after another; on one device each timed on the GPU. */
@@ -247,6 +250,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
     fusedCommMs: summarize(times.get('fused-comm')!).median,
     ...(compute && { compute }),
     fusedIsDecomposed: lowered.get('fused') === lowered.get('decomposed'),
+    hostCopy: copier.hostCopy.kind,
   };
 }
 
@@ -260,7 +264,7 @@ function spansDevices(o: BenchOptions): boolean {
 }
 
 export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
-  const { variants, last, commMs, fusedCommMs, compute, fusedIsDecomposed } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
+  const { variants, last, commMs, fusedCommMs, compute, fusedIsDecomposed, hostCopy } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
   const fused = variants.fused.ms.median;
   let overlap: BenchReport['overlap'];
   if (o.computeOnly ?? true) {
@@ -292,6 +296,7 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
     speedup: { overSequential: variants.sequential.ms.median / fused, overDecomposed: variants.decomposed.ms.median / fused },
     ...(overlap === undefined ? {} : { overlap }),
     ...(fusedIsDecomposed && { fusedIsDecomposed }),
+    ...(hostCopy && { hostCopy }),
   };
 }
 

@@ -18,8 +18,6 @@ interface Addon {
   copy(dst: Uint8Array, src: Uint8Array): Promise<void>;
 }
 
-/** The pool size asked for when the user has set none (libuv's default is 4). */
-const POOL_THREADS = 8;
 /** A slice shorter than this costs more in hand-offs than its thread gains. */
 const MIN_SLICE_BYTES = 256 << 10;
 
@@ -64,8 +62,8 @@ let addon: { addon?: Addon; why?: string } | undefined;
  * The host copier this process uses: the native one where its addon loads, else the JS one (`why`
  * says what was missing). `threads` caps a copy's slices (default: libuv's pool size). Set
  * `SYNCOPATE_HOST_COPY=js` to keep copies on the JS thread, and `SYNCOPATE_HOST_COPY_ADDON` to a path
- * to load the addon from elsewhere. Where `UV_THREADPOOL_SIZE` is unset it is raised to 8 before the
- * pool starts (a pool already running keeps its size).
+ * to load the addon from elsewhere. The pool's size is libuv's (`UV_THREADPOOL_SIZE`, default 4): on
+ * two H200s the suite's transfers were faster with 4 than with 16 (benchmarks/peer-copy.md).
  */
 export function hostCopier(threads?: number): { readonly copier: HostCopier; readonly why?: string } {
   addon ??= loadAddon();
@@ -89,7 +87,6 @@ function loadAddon(): { addon?: Addon; why?: string } {
       errors.push(`${path}: no copy()`);
       continue;
     }
-    process.env.UV_THREADPOOL_SIZE ??= String(POOL_THREADS);
     return { addon: module.exports as Addon };
   }
   return { why: `addon not loaded (${errors.join('; ')})` };

@@ -174,7 +174,11 @@ export class PeerCopier {
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.ring, pieces.length) }, lane));
+    // Every lane settles before a failure is passed on: a host copy still running on another thread
+    // writes into a mapped range that the caller's clean-up (destroy) would otherwise unmap under it.
+    const lanes = await Promise.allSettled(Array.from({ length: Math.min(this.ring, pieces.length) }, lane));
+    const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+    if (failed) throw failed.reason;
     if (settle === 'done') {
       try {
         await withTimeout(Promise.all(landed), this.timeoutMs, 'peer copy: writing the destination', target.device);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GpuTimeoutError, openDevices, PeerCopier, PeerCopyError, UsageError, type PlacedDeviceHandle, type TransferStages } from '../src/index.js';
+import { GpuTimeoutError, hostCopier, jsHostCopy, openDevices, PeerCopier, PeerCopyError, UsageError, type HostCopier, type PlacedDeviceHandle, type TransferStages } from '../src/index.js';
 import { hasWebGPU } from './webgpu.js';
 
 describe.skipIf(!hasWebGPU)('PeerCopier', () => {
@@ -102,6 +102,49 @@ describe.skipIf(!hasWebGPU)('PeerCopier', () => {
     expect(got).toEqual(want);
     // Two lanes, each one read-back and one upload buffer of 1 KiB.
     expect(copier.stagingBuffers).toBe(4);
+    copier.destroy();
+    source.destroy();
+    target.destroy();
+  });
+
+  it.each([['js', jsHostCopy], ['this process', hostCopier().copier]] as const)('moves 1 MiB pieces with the %s host copy (the native one in slices)', async (_, hostCopy) => {
+    const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    const n = (3 << 20) / 4 + 5;
+    const data = Uint32Array.from({ length: n }, () => (Math.random() * 2 ** 32) >>> 0);
+    const source = bufferWith(a.device, data);
+    const target = bufferWith(b.device, new Uint32Array(n));
+    const copier = new PeerCopier({ ring: 2, minPieceBytes: 1 << 20, maxPieceBytes: 1 << 20, hostCopy });
+    expect(copier.hostCopy).toBe(hostCopy);
+    await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: n * 4 }]);
+    const got = await read(b.device, target);
+    let wrong = 0;
+    for (let i = 0; i < n; i++) if (got[i] !== data[i]) wrong++;
+    expect(wrong).toBe(0);
+    copier.destroy();
+    source.destroy();
+    target.destroy();
+  });
+
+  it('passes a failed piece on only once the host copies of the other pieces have settled', async () => {
+    const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    const n = 2048;
+    const source = bufferWith(a.device, new Uint32Array(n));
+    const target = bufferWith(b.device, new Uint32Array(n));
+    // The first piece's copy takes 100 ms (as on another thread); the second fails at once.
+    let calls = 0;
+    let inFlight = 0;
+    const hostCopy: HostCopier = {
+      kind: 'native',
+      copy: (dst, src) => {
+        if (calls++ === 1) return Promise.reject(new Error('copy failed'));
+        inFlight++;
+        return new Promise((resolve) => setTimeout(() => (dst.set(src), inFlight--, resolve()), 100));
+      },
+    };
+    const copier = new PeerCopier({ ring: 2, minPieceBytes: 4096, maxPieceBytes: 4096, hostCopy });
+    const copying = copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: n * 4 }]);
+    await expect(copying).rejects.toThrow(PeerCopyError);
+    expect(inFlight).toBe(0);
     copier.destroy();
     source.destroy();
     target.destroy();
