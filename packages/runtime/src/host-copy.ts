@@ -20,6 +20,12 @@ interface Addon {
 
 /** A slice shorter than this costs more in hand-offs than its thread gains. */
 const MIN_SLICE_BYTES = 256 << 10;
+/**
+ * Below this a copy stays on the JS thread: a hand-off to the pool and back costs more than copying
+ * there (gemv-ar's small chunks moved 0.84x as fast through the pool on two H200s, call 4 of
+ * benchmarks/results/h200x2-2026-11-26b).
+ */
+const MIN_NATIVE_BYTES = 512 << 10;
 
 export const jsHostCopy: HostCopier = {
   kind: 'js',
@@ -34,7 +40,7 @@ function nativeHostCopy(addon: Addon, threads: number): HostCopier {
   return {
     kind: 'native',
     copy(dst, src) {
-      if (dst.length !== src.length) return Promise.reject(new UsageError(`host copy: dst has ${dst.length} bytes, src ${src.length}; they must be equal`));
+      if (dst.length < MIN_NATIVE_BYTES || dst.length !== src.length) return jsHostCopy.copy(dst, src);
       const slices = Math.max(1, Math.min(threads, Math.floor(dst.length / MIN_SLICE_BYTES)));
       if (slices === 1) return addon.copy(dst, src);
       // Slices end on 64-byte lines, so two threads never write one cache line.

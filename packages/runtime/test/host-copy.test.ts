@@ -42,9 +42,17 @@ describe('hostCopier', () => {
       await expect(copier.copy(new Uint8Array(0), new Uint8Array(0))).resolves.toBeUndefined();
     });
 
+    it('copies below half a megabyte on the calling thread, done when copy() returns', () => {
+      const src = randomBytes(64 << 10);
+      const dst = new Uint8Array(src.length);
+      void copier.copy(dst, src);
+      expect(sameBytes(dst, src)).toBe(true);
+    });
+
     it('rejects views of different lengths with a UsageError naming both', async () => {
       await expect(copier.copy(new Uint8Array(8), new Uint8Array(12))).rejects.toThrow(UsageError);
       await expect(copier.copy(new Uint8Array(8), new Uint8Array(12))).rejects.toThrow(/8 bytes, src 12/);
+      await expect(copier.copy(new Uint8Array(1 << 20), new Uint8Array((1 << 20) + 4))).rejects.toThrow(UsageError);
     });
   });
 });
