@@ -56,6 +56,12 @@ export interface VariantResult {
   readonly target?: 'simt' | 'subgroup-matrix';
   /** The GEMM tile that ran (RunReport.block), where the kernel has a dot. */
   readonly block?: BlockShape;
+  /**
+   * Over several devices: the median of each block of timed runs, in order. Blocks of one variant
+   * that differ by far more than the runs within them were timed in different clock states (two
+   * H200s: up to 2x between blocks of one program, benchmarks/README.md).
+   */
+  readonly blockMedians?: readonly number[];
 }
 
 export interface BenchReport {
@@ -187,6 +193,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   const reports = {} as Record<BenchVariant | 'compute', RunReport>;
   const parts = new Map<string, () => Promise<number>>();
   const times = new Map<string, number[]>();
+  const blockMedians = new Map<string, number[]>();
   const runs = o.runs ?? 20;
   const timeInBlocks = async () => {
     // At least two rounds, so that no part is timed only before or only after the others.
@@ -196,8 +203,11 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
       for (const [name, run] of parts) {
         await keepBusy(run, o.warmupBusyMs ?? 0, o.warmup ?? 5, MAX_BLOCK_WARMUP_RUNS);
         const timed = times.get(name) ?? [];
-        for (let i = 0; i < perBlock && timed.length < runs; i++) timed.push(await run());
-        times.set(name, timed);
+        const block: number[] = [];
+        for (let i = 0; i < perBlock && timed.length + block.length < runs; i++) block.push(await run());
+        if (block.length === 0) continue;
+        times.set(name, [...timed, ...block]);
+        blockMedians.set(name, [...(blockMedians.get(name) ?? []), summarize(block).median]);
       }
     }
   };
@@ -238,7 +248,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   }
   const variants = {} as Record<BenchVariant, VariantResult>;
   for (const v of BENCH_VARIANTS) {
-    variants[v] = variantResult(reports[v], summarize(times.get(v)!));
+    variants[v] = { ...variantResult(reports[v], summarize(times.get(v)!)), blockMedians: blockMedians.get(v)! };
     o.onVariant?.(v, reports[v]);
   }
   const compute = reports.compute && { report: reports.compute, ms: summarize(times.get('compute')!) };

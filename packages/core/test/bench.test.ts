@@ -72,6 +72,10 @@ describe('the three variants of a workload', () => {
         expect(r.variants[v].verified).toBe(true);
         expect(r.variants[v].ms.runs).toBe(3);
         expect(r.variants[v].backend).toBe('peer-copy');
+        // 3 runs in two rounds: blocks of 2 and 1, each median inside the runs' range.
+        const blocks = r.variants[v].blockMedians!;
+        expect(blocks).toHaveLength(2);
+        for (const b of blocks) expect(b >= r.variants[v].ms.min && b <= r.variants[v].ms.max).toBe(true);
       }
       // Timed alone on the host's clock (that those runs leave the tiles out: multi-device.test.ts).
       expect(r.overlap!.commMeasured).toBe(true);
