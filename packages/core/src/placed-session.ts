@@ -110,6 +110,8 @@ export class PlacedSession {
     const overlap = options.overlap ?? true;
     const record = options.record;
     const landed = new Map([...this.transfers.keys()].map((c) => [c, deferred()]));
+    // Every transfer started (each settles: a failure goes to `fail`).
+    const transfers: Promise<void>[] = [];
     let failure: unknown;
     const fail = (e: unknown) => {
       failure ??= e;
@@ -121,7 +123,7 @@ export class PlacedSession {
     const send = (chunks: readonly number[]): Promise<void>[] =>
       Object.values(RNEA.groupBy((t: Route) => `${t.to} ${t.tensor}`)(chunks.map((c) => this.transfers.get(c)!))).map((group) => {
         const { from, to, tensor } = RNEA.head(group);
-        return this.copier
+        const transfer = this.copier
           .copyRuns(
             { device: this.devices[from]!, buffer: this.sessions[from]!.tensorBuffer(tensor) },
             { device: this.devices[to]!, buffer: this.sessions[to]!.tensorBuffer(tensor) },
@@ -132,6 +134,8 @@ export class PlacedSession {
             `of ${group.map((t) => `chunk ${t.chunk} %${t.name} (rank ${t.fromRank} -> rank ${t.toRank})`).join(', ')}`,
           )
           .then(() => group.forEach((t) => landed.get(t.chunk)!.resolve()), fail);
+        transfers.push(transfer);
+        return transfer;
       });
     const start = performance.now();
     const loops = this.placed.devices.map(async ({ view }, d) => {
@@ -162,6 +166,9 @@ export class PlacedSession {
     const limit = new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new GpuTimeoutError('a run over several devices', 4 * this.timeoutMs)), 4 * this.timeoutMs)));
     try {
       await Promise.race([Promise.all(loops.map((l) => l.catch(fail))), limit]);
+      // No transfer outlives the run, failed or not: a host copy on another thread must not be left
+      // writing into a mapped range that the caller's clean-up (closing a device) takes away.
+      await Promise.race([Promise.all(transfers), limit]);
     } finally {
       clearTimeout(timer);
     }
