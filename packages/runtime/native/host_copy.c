@@ -47,7 +47,7 @@ static void finish_copy(napi_env env, napi_status status, void* data) {
   free(c);
 }
 
-/* The bytes of a Uint8Array (any TypedArray), and a reference that keeps its buffer alive. */
+/* The bytes of a byte array (Uint8Array), and a reference that keeps its buffer alive. */
 static int view_bytes(napi_env env, napi_value view, const char* name, void** data, size_t* bytes, napi_ref* ref) {
   bool is_typed;
   napi_typedarray_type type;
@@ -60,11 +60,11 @@ static int view_bytes(napi_env env, napi_value view, const char* name, void** da
     return 0;
   }
   napi_get_typedarray_info(env, view, &type, &length, data, &buffer, &offset);
-  *bytes = type == napi_uint8_array || type == napi_int8_array || type == napi_uint8_clamped_array ? length : 0;
-  if (*bytes == 0 && length > 0) {
+  if (type != napi_uint8_array && type != napi_int8_array && type != napi_uint8_clamped_array) {
     napi_throw_type_error(env, NULL, "host copy: views must be byte arrays (Uint8Array)");
     return 0;
   }
+  *bytes = length;
   napi_create_reference(env, buffer, 1, ref);
   return 1;
 }

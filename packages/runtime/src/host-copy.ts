@@ -55,11 +55,11 @@ function nativeHostCopy(addon: Addon, threads: number): HostCopier {
   };
 }
 
-/** Where the addon may be, first match wins: the env override, beside a bundle, the package's build. */
+/** Where the addon may be: the env override alone, else beside a bundle, then the package's build. */
 function addonCandidates(moduleUrl: string): string[] {
-  const env = typeof process !== 'undefined' ? process.env?.SYNCOPATE_HOST_COPY_ADDON : undefined;
-  const near = ['./host_copy.node', '../native/build/Release/host_copy.node'].map((p) => decodeURIComponent(new URL(p, moduleUrl).pathname));
-  return env ? [env] : near;
+  const override = process.env.SYNCOPATE_HOST_COPY_ADDON;
+  if (override) return [override];
+  return ['./host_copy.node', '../native/build/Release/host_copy.node'].map((p) => decodeURIComponent(new URL(p, moduleUrl).pathname));
 }
 
 let addon: { addon?: Addon; why?: string } | undefined;
