@@ -56,7 +56,11 @@ export interface PeerCopierOptions {
   readonly ring?: number;
   /** Largest piece, a power of two; default 4 MiB. */
   readonly maxPieceBytes?: number;
-  /** Smallest piece a transfer is cut into, a power of two; default 64 KiB. */
+  /**
+   * Smallest piece a transfer is cut into, a power of two; default 1 MiB: a transfer of 1 MiB or less
+   * goes as one piece (on two H200s one 1 MiB piece took 0.21-0.28 ms, four of 256 KiB 0.31-0.47:
+   * each piece costs its round trips; benchmarks/peer-copy.md).
+   */
   readonly minPieceBytes?: number;
   /** The host copy between the two mapped ranges; default the native one where its addon loads (host-copy.ts). */
   readonly hostCopy?: HostCopier;
@@ -85,7 +89,7 @@ export class PeerCopier {
     this.inFlight = options.inFlight ?? 4;
     this.ring = options.ring ?? 4;
     this.maxPieceBytes = options.maxPieceBytes ?? 4 << 20;
-    this.minPieceBytes = options.minPieceBytes ?? 64 << 10;
+    this.minPieceBytes = options.minPieceBytes ?? 1 << 20;
     this.hostCopy = options.hostCopy ?? hostCopier().copier;
     for (const [name, n] of [['inFlight', this.inFlight], ['ring', this.ring]] as const) {
       if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive integer, got ${n}`);

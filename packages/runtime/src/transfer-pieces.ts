@@ -45,9 +45,9 @@ export function cutPieces(runs: readonly ByteRange[], pieceBytes: number): Piece
 
 /**
  * The piece size for a transfer: a power of two, so that pooled staging buffers are shared between
- * transfers of similar sizes; small enough that `ring` pieces are in flight (a 1 MiB transfer streams
- * as four 256 KiB pieces), at least `minBytes` (each piece costs a submit and a map) and at most
- * `maxBytes`.
+ * transfers of similar sizes; small enough that `ring` pieces are in flight (a 16 MiB transfer in a
+ * ring of 4 streams as four 4 MiB pieces), at least `minBytes` (each piece costs a submit and two maps)
+ * and at most `maxBytes`.
  */
 export function pieceSize(bytes: number, ring: number, minBytes: number, maxBytes: number): number {
   const wanted = 2 ** Math.ceil(Math.log2(Math.max(1, Math.ceil(bytes / ring))));

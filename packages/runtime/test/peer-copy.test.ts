@@ -150,6 +150,23 @@ describe.skipIf(!hasWebGPU)('PeerCopier', () => {
     target.destroy();
   });
 
+  it('moves a transfer of 1 MiB or less as one piece by default', async () => {
+    const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    const n = (1 << 20) / 4;
+    const data = Uint32Array.from({ length: n }, (_, i) => i ^ 0x5a5a);
+    const source = bufferWith(a.device, data);
+    const target = bufferWith(b.device, new Uint32Array(n));
+    const copier = new PeerCopier();
+    await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: n * 4 }]);
+    await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 4096, bytes: 8192 }]);
+    expect(await read(b.device, target)).toEqual(data);
+    // One read-back and one upload buffer of 1 MiB served both: each transfer was one piece.
+    expect(copier.stagingBuffers).toBe(2);
+    copier.destroy();
+    source.destroy();
+    target.destroy();
+  });
+
   it('keeps its staging pool flat over 1000 transfers', async () => {
     const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
     const source = bufferWith(a.device, Uint32Array.from({ length: 2048 }, (_, i) => i));
