@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { planPhases } from '@syncopate/backends';
-import { openDevices, PeerCopier, PeerCopyError, type DeviceHandle, type HostCopier } from '@syncopate/runtime';
+import { openDevices, PeerCopier, PeerCopyError, type DeviceHandle } from '@syncopate/runtime';
+import { slowThenFailingCopy } from '../../runtime/test/fixtures/slow-then-failing-copy.js';
 import { compileOrThrow } from '../src/compile.js';
 import { PlacedSession, runWorkload } from '../src/run.js';
 import { getWorkload, type RunOptions } from '../src/workloads/index.js';
@@ -89,16 +90,7 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
   it('fails a run whose transfer failed only once the other transfers have settled', async () => {
     // ag-gemm on two devices sends a shard each way at launch. The first host copy takes 200 ms (as on
     // another thread); the second fails at once.
-    let calls = 0;
-    let inFlight = 0;
-    const hostCopy: HostCopier = {
-      kind: 'native',
-      copy: (dst, src) => {
-        if (calls++ === 1) return Promise.reject(new Error('host copy failed'));
-        inFlight++;
-        return new Promise((resolve) => setTimeout(() => (dst.set(src), inFlight--, resolve()), 200));
-      },
-    };
+    const { hostCopy, inFlight } = slowThenFailingCopy(200);
     const copier = new PeerCopier({ hostCopy });
     const shape = { m: 64, n: 32, k: 32 };
     const inputs = getWorkload('ag-gemm').inputs({ ranks: 2, shape, dtype: 'f32' }, base.seed);
@@ -111,12 +103,11 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
       handles: handles.slice(0, 2),
       afterTimedRuns: async (_, { module, placed, devices }) => {
         const session = await PlacedSession.open(devices, module, placed, inputs, { copier });
-        calls = 0;
         try {
           await session.run();
         } catch (e) {
           failed = e;
-          expect(inFlight).toBe(0);
+          expect(inFlight()).toBe(0);
         } finally {
           session.destroy();
         }

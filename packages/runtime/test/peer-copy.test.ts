@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GpuTimeoutError, hostCopier, jsHostCopy, openDevices, PeerCopier, PeerCopyError, UsageError, type HostCopier, type PlacedDeviceHandle, type TransferStages } from '../src/index.js';
+import { GpuTimeoutError, hostCopier, jsHostCopy, openDevices, PeerCopier, PeerCopyError, UsageError, type PlacedDeviceHandle, type TransferStages } from '../src/index.js';
+import { slowThenFailingCopy } from './fixtures/slow-then-failing-copy.js';
 import { hasWebGPU } from './webgpu.js';
 
 describe.skipIf(!hasWebGPU)('PeerCopier', () => {
@@ -131,20 +132,11 @@ describe.skipIf(!hasWebGPU)('PeerCopier', () => {
     const source = bufferWith(a.device, new Uint32Array(n));
     const target = bufferWith(b.device, new Uint32Array(n));
     // The first piece's copy takes 100 ms (as on another thread); the second fails at once.
-    let calls = 0;
-    let inFlight = 0;
-    const hostCopy: HostCopier = {
-      kind: 'native',
-      copy: (dst, src) => {
-        if (calls++ === 1) return Promise.reject(new Error('copy failed'));
-        inFlight++;
-        return new Promise((resolve) => setTimeout(() => (dst.set(src), inFlight--, resolve()), 100));
-      },
-    };
+    const { hostCopy, inFlight } = slowThenFailingCopy(100);
     const copier = new PeerCopier({ ring: 2, minPieceBytes: 4096, maxPieceBytes: 4096, hostCopy });
     const copying = copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: n * 4 }]);
     await expect(copying).rejects.toThrow(PeerCopyError);
-    expect(inFlight).toBe(0);
+    expect(inFlight()).toBe(0);
     copier.destroy();
     source.destroy();
     target.destroy();
