@@ -9,7 +9,7 @@
  *  - fused: chunks within a device move inside one dispatch (gpu-signal), between devices between
  *    phases (peer-copy): what `compile()` emits.
  */
-import type { BlockShape, RunReport } from './workloads/index.js';
+import { mulberry32, type BlockShape, type RunReport } from './workloads/index.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { PeerCopier, placeRanks, type HostCopier } from '@syncopate/runtime';
 import { keepBusy, summarize, type Summary } from './stats.js';
@@ -57,11 +57,10 @@ export interface VariantResult {
   /** The GEMM tile that ran (RunReport.block), where the kernel has a dot. */
   readonly block?: BlockShape;
   /**
-   * Over several devices: the median of each block of timed runs, in order. Blocks of one variant
-   * that differ by far more than the runs within them were timed in different clock states (two
-   * H200s: up to 2x between blocks of one program, benchmarks/README.md).
+   * Over several devices: each round's time, in order (benchVariantsInTurn). Runs far apart in time
+   * that differ by far more than neighbouring ones ran at different GPU clocks (two H200s: up to 2x).
    */
-  readonly blockMedians?: readonly number[];
+  readonly rounds?: readonly number[];
 }
 
 export interface BenchReport {
@@ -77,7 +76,10 @@ export interface BenchReport {
   readonly robustness: boolean;
   readonly timing: RunReport['timing'];
   readonly variants: Record<BenchVariant, VariantResult>;
-  /** Median over median: sequential / fused and decomposed / fused. */
+  /**
+   * Sequential / fused and decomposed / fused: on one device median over median; over several devices
+   * the median of the rounds' ratios (medianRoundRatio), each from runs at one GPU clock state.
+   */
   readonly speedup: { readonly overSequential: number; readonly overDecomposed: number };
   /**
    * How much of the communication the fused variant hid: compute-only is the kernel compiled without
@@ -169,23 +171,41 @@ async function benchVariantsApart(o: BenchOptions): Promise<TimedVariants> {
   return { variants, last: last!, ...(commMs === undefined ? {} : { commMs }) };
 }
 
-/** Timed runs of one block over several devices: the parts take turns, a block each, until each has its runs. */
-const BLOCK_RUNS = 10;
-/** Warm-up runs of one block at most, however short they are. */
-const MAX_BLOCK_WARMUP_RUNS = 10_000;
+/** Warm-up rounds at most, however short their runs are. */
+const MAX_WARMUP_ROUNDS = 10_000;
+
+/** A copy of `items` in a random order (Fisher–Yates, drawing from `random`). */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/**
+ * The median over rounds of `numerator[r] / denominator[r]`: each round ran both parts back to back,
+ * so a ratio compares two runs at one clock state, whichever state the round landed in.
+ */
+export function medianRoundRatio(numerator: readonly number[], denominator: readonly number[]): number {
+  if (numerator.length !== denominator.length) throw new RangeError(`rounds: ${numerator.length} against ${denominator.length}`);
+  return summarize(numerator.map((x, r) => x / denominator[r]!)).median;
+}
 
 /**
  * Runs over several devices are timed on the host's clock, and two things move them besides the code:
- * the host's copies drift from one session to the next (on two H100s the same variant's median moved
- * by a quarter between sessions of one process), and the GPUs' clocks follow the load, falling to
- * 345 MHz within a second of mostly waiting on the host (nvidia-smi every 10 ms,
- * benchmarks/results/h100x2-2026-11-26/call1). So the parts — the three variants, the sequential and
- * the fused variant's communication alone (PlacedSession.run's `communicationOnly`) and, with
- * `computeOnly`, the kernel without its transfers — have their sessions open at once (sharing one host
- * copier) and are timed in blocks of BLOCK_RUNS, in turn, round after round: each block first runs its
- * part `warmup` times and until those runs add up to `warmupBusyMs` (the clocks move within about a
- * second), so that each part is timed at the clocks its own load gives, as a job that runs it over and
- * over would be. Each variant is still checked on its first run, as runWorkload does.
+ * the host's copies drift from one session to the next, and the GPUs' clocks follow the load with a lag
+ * of seconds: on two H200s an SM clock took 2.5 s to climb from 345 to 1,980 MHz and stayed at either
+ * for seconds to tens of seconds under one program (nvidia-smi every 50 ms,
+ * benchmarks/results/h200x2-2026-11-26b/call5), so blocks of one program timed a few seconds apart
+ * came out up to 2x apart. So the parts — the three variants, the sequential and the fused variant's
+ * communication alone (PlacedSession.run's `communicationOnly`) and, with `computeOnly`, the kernel
+ * without its transfers — have their sessions open at once (sharing one host copier) and are timed in
+ * rounds: after `warmup` rounds that add up to at least `warmupBusyMs`, each of `runs` rounds runs every
+ * part once, in an order shuffled per round (a fixed seed), so that no part always follows the same one.
+ * A round takes milliseconds, far less than a clock change, so the speedups are the medians of the
+ * rounds' ratios (medianRoundRatio). Each variant is still checked on its first run, as runWorkload does.
  */
 async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   const lowered = new Map<string, string>();
@@ -193,23 +213,22 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   const reports = {} as Record<BenchVariant | 'compute', RunReport>;
   const parts = new Map<string, () => Promise<number>>();
   const times = new Map<string, number[]>();
-  const blockMedians = new Map<string, number[]>();
   const runs = o.runs ?? 20;
-  const timeInBlocks = async () => {
-    // At least two rounds, so that no part is timed only before or only after the others.
-    const rounds = Math.max(2, Math.ceil(runs / BLOCK_RUNS));
-    const perBlock = Math.ceil(runs / rounds);
-    for (let round = 0; round < rounds; round++) {
-      for (const [name, run] of parts) {
-        await keepBusy(run, o.warmupBusyMs ?? 0, o.warmup ?? 5, MAX_BLOCK_WARMUP_RUNS);
-        const timed = times.get(name) ?? [];
-        const block: number[] = [];
-        for (let i = 0; i < perBlock && timed.length + block.length < runs; i++) block.push(await run());
-        if (block.length === 0) continue;
-        times.set(name, [...timed, ...block]);
-        blockMedians.set(name, [...(blockMedians.get(name) ?? []), summarize(block).median]);
+  const timeInRounds = async () => {
+    const names = [...parts.keys()];
+    for (const name of names) times.set(name, []);
+    const runRound = async (order: readonly string[], record: boolean) => {
+      let ms = 0;
+      for (const name of order) {
+        const t = await parts.get(name)!();
+        if (record) times.get(name)!.push(t);
+        ms += t;
       }
-    }
+      return ms;
+    };
+    await keepBusy(() => runRound(names, false), o.warmupBusyMs ?? 0, o.warmup ?? 5, MAX_WARMUP_ROUNDS);
+    const random = mulberry32(runs);
+    for (let round = 0; round < runs; round++) await runRound(shuffled(names, random), true);
   };
   // Each part's session opens inside the previous one's, so all are open for the timing.
   const opening: { name: BenchVariant | 'compute'; options: RunWorkloadOptions }[] = [
@@ -221,7 +240,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   ];
   const open = async (i: number): Promise<void> => {
     const next = opening[i];
-    if (next === undefined) return timeInBlocks();
+    if (next === undefined) return timeInRounds();
     reports[next.name] = await runWorkload({
       ...next.options,
       copier,
@@ -248,7 +267,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   }
   const variants = {} as Record<BenchVariant, VariantResult>;
   for (const v of BENCH_VARIANTS) {
-    variants[v] = { ...variantResult(reports[v], summarize(times.get(v)!)), blockMedians: blockMedians.get(v)! };
+    variants[v] = { ...variantResult(reports[v], summarize(times.get(v)!)), rounds: times.get(v)! };
     o.onVariant?.(v, reports[v]);
   }
   const compute = reports.compute && { report: reports.compute, ms: summarize(times.get('compute')!) };
@@ -271,6 +290,14 @@ function spansDevices(o: BenchOptions): boolean {
   } catch {
     return false;
   }
+}
+
+/** BenchReport.speedup: from the rounds where the variants ran in rounds, else median over median. */
+function speedups({ sequential, decomposed, fused }: Record<BenchVariant, VariantResult>): BenchReport['speedup'] {
+  if (sequential.rounds && decomposed.rounds && fused.rounds) {
+    return { overSequential: medianRoundRatio(sequential.rounds, fused.rounds), overDecomposed: medianRoundRatio(decomposed.rounds, fused.rounds) };
+  }
+  return { overSequential: sequential.ms.median / fused.ms.median, overDecomposed: decomposed.ms.median / fused.ms.median };
 }
 
 export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
@@ -303,7 +330,7 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
     robustness: last.robustness,
     timing: last.timing,
     variants,
-    speedup: { overSequential: variants.sequential.ms.median / fused, overDecomposed: variants.decomposed.ms.median / fused },
+    speedup: speedups(variants),
     ...(overlap === undefined ? {} : { overlap }),
     ...(fusedIsDecomposed && { fusedIsDecomposed }),
     ...(hostCopy && { hostCopy }),
