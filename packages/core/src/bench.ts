@@ -42,6 +42,12 @@ export interface BenchOptions extends Omit<RunWorkloadOptions, 'backend' | 'time
   readonly onVariant?: (variant: BenchVariant | 'compute-only', report: RunReport) => void;
   /** Also time the kernel without its transfers, for the overlap efficiency (default true). */
   readonly computeOnly?: boolean;
+  /**
+   * Over several devices: after each round the kernel alone runs for this many times the round's
+   * length, so that the GPUs spend most of the time computing and their clocks stay where a busy job
+   * has them (benchVariantsInTurn). Default 2 where `warmupBusyMs` > 0 (GPUs), else 0.
+   */
+  readonly busyBetweenRounds?: number;
 }
 
 export interface VariantResult {
@@ -171,8 +177,10 @@ async function benchVariantsApart(o: BenchOptions): Promise<TimedVariants> {
   return { variants, last: last!, ...(commMs === undefined ? {} : { commMs }) };
 }
 
-/** Warm-up rounds at most, however short their runs are. */
-const MAX_WARMUP_ROUNDS = 10_000;
+/** Runs of the kernel alone at most in one busy spell, however short they are. */
+const MAX_BUSY_RUNS = 10_000;
+/** BenchOptions.busyBetweenRounds where the GPU's clocks move (warmupBusyMs > 0). */
+const DEFAULT_BUSY_BETWEEN_ROUNDS = 2;
 
 /** A copy of `items` in a random order (Fisher–Yates, drawing from `random`). */
 function shuffled<T>(items: readonly T[], random: () => number): T[] {
@@ -196,16 +204,20 @@ export function medianRoundRatio(numerator: readonly number[], denominator: read
 /**
  * Runs over several devices are timed on the host's clock, and two things move them besides the code:
  * the host's copies drift from one session to the next, and the GPUs' clocks follow the load with a lag
- * of seconds: on two H200s an SM clock took 2.5 s to climb from 345 to 1,980 MHz and stayed at either
- * for seconds to tens of seconds under one program (nvidia-smi every 50 ms,
- * benchmarks/results/h200x2-2026-11-26b/call5), so blocks of one program timed a few seconds apart
- * came out up to 2x apart. So the parts — the three variants, the sequential and the fused variant's
- * communication alone (PlacedSession.run's `communicationOnly`) and, with `computeOnly`, the kernel
- * without its transfers — have their sessions open at once (sharing one host copier) and are timed in
- * rounds: after `warmup` rounds that add up to at least `warmupBusyMs`, each of `runs` rounds runs every
- * part once, in an order shuffled per round (a fixed seed), so that no part always follows the same one.
- * A round takes milliseconds, far less than a clock change, so the speedups are the medians of the
- * rounds' ratios (medianRoundRatio). Each variant is still checked on its first run, as runWorkload does.
+ * of seconds: on two H200s, under runs that mostly wait on the host, an SM clock sat at 345 MHz for
+ * tens of seconds and took 2.5 s to climb back to 1,980 (nvidia-smi every 50 ms,
+ * benchmarks/results/h200x2-2026-11-26b/call5), so blocks of one program timed seconds apart came out
+ * up to 2x apart, and a row's ratios themselves moved with the state (two-device gemm-rs f16: 1.04x
+ * and 0.74x in two invocations of one program, compute alone 0.47 and 1.21 ms). So the parts — the
+ * three variants, the sequential and the fused variant's communication alone (PlacedSession.run's
+ * `communicationOnly`) and, with `computeOnly`, the kernel without its transfers — have their sessions
+ * open at once (sharing one host copier) and are timed in rounds: each of `runs` rounds runs every part
+ * once, in an order shuffled per round (a fixed seed), so that no part always follows the same one, and
+ * the speedups are the medians of the rounds' ratios (medianRoundRatio: a round takes milliseconds, far
+ * less than a clock change). Before the rounds (for `warmupBusyMs`, then `warmup` rounds) and between
+ * them (`busyBetweenRounds`) the kernel alone keeps the GPUs busy, so that every round runs at the
+ * clocks of a busy job, as the runs on one device are timed. Each variant is still checked on its
+ * first run, as runWorkload does.
  */
 async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   const lowered = new Map<string, string>();
@@ -226,9 +238,16 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
       }
       return ms;
     };
-    await keepBusy(() => runRound(names, false), o.warmupBusyMs ?? 0, o.warmup ?? 5, MAX_WARMUP_ROUNDS);
+    // The kernel alone keeps the GPUs busy (and their clocks up) before and between the rounds.
+    const busy = parts.get('compute') ?? parts.get('fused')!;
+    const busyFactor = o.busyBetweenRounds ?? ((o.warmupBusyMs ?? 0) > 0 ? DEFAULT_BUSY_BETWEEN_ROUNDS : 0);
+    await keepBusy(busy, o.warmupBusyMs ?? 0, 0, MAX_BUSY_RUNS);
+    for (let i = 0; i < (o.warmup ?? 5); i++) await runRound(names, false);
     const random = mulberry32(runs);
-    for (let round = 0; round < runs; round++) await runRound(shuffled(names, random), true);
+    for (let round = 0; round < runs; round++) {
+      const ms = await runRound(shuffled(names, random), true);
+      await keepBusy(busy, busyFactor * ms, 0, MAX_BUSY_RUNS);
+    }
   };
   // Each part's session opens inside the previous one's, so all are open for the timing.
   const opening: { name: BenchVariant | 'compute'; options: RunWorkloadOptions }[] = [
