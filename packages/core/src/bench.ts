@@ -12,7 +12,8 @@
 import { mulberry32, type BlockShape, type RunReport } from './workloads/index.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { PeerCopier, placeRanks, type HostCopier } from '@syncopate/runtime';
-import { keepBusy, summarize, type Summary } from './stats.js';
+import { summarize, type Summary } from './stats.js';
+import { burnGpus } from './gpu-burn.js';
 import type { PlacedSession } from './placed-session.js';
 import type { PlacedKernels } from '@syncopate/backends';
 
@@ -43,9 +44,9 @@ export interface BenchOptions extends Omit<RunWorkloadOptions, 'backend' | 'time
   /** Also time the kernel without its transfers, for the overlap efficiency (default true). */
   readonly computeOnly?: boolean;
   /**
-   * Over several devices: after each round the kernel alone runs for this many times the round's
-   * length, so that the GPUs spend most of the time computing and their clocks stay where a busy job
-   * has them (benchVariantsInTurn). Default 2 where `warmupBusyMs` > 0 (GPUs), else 0.
+   * Over several devices: after each round a kernel that only computes (gpu-burn.ts) runs for this
+   * many times the round's length, so that the GPUs spend most of the time computing and their clocks
+   * stay where a busy job has them (benchVariantsInTurn). Default 2 where `warmupBusyMs` > 0 (GPUs), else 0.
    */
   readonly busyBetweenRounds?: number;
 }
@@ -177,8 +178,6 @@ async function benchVariantsApart(o: BenchOptions): Promise<TimedVariants> {
   return { variants, last: last!, ...(commMs === undefined ? {} : { commMs }) };
 }
 
-/** Runs of the kernel alone at most in one busy spell, however short they are. */
-const MAX_BUSY_RUNS = 10_000;
 /** BenchOptions.busyBetweenRounds where the GPU's clocks move (warmupBusyMs > 0). */
 const DEFAULT_BUSY_BETWEEN_ROUNDS = 2;
 
@@ -215,8 +214,8 @@ export function medianRoundRatio(numerator: readonly number[], denominator: read
  * once, in an order shuffled per round (a fixed seed), so that no part always follows the same one, and
  * the speedups are the medians of the rounds' ratios (medianRoundRatio: a round takes milliseconds, far
  * less than a clock change). Before the rounds (for `warmupBusyMs`, then `warmup` rounds) and between
- * them (`busyBetweenRounds`) the kernel alone keeps the GPUs busy, so that every round runs at the
- * clocks of a busy job, as the runs on one device are timed. Each variant is still checked on its
+ * them (`busyBetweenRounds`) a kernel that only computes keeps the GPUs busy (gpu-burn.ts), so that
+ * every round runs at the clocks of a busy job, as the runs on one device are timed. Each variant is still checked on its
  * first run, as runWorkload does.
  */
 async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
@@ -226,6 +225,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   const parts = new Map<string, () => Promise<number>>();
   const times = new Map<string, number[]>();
   const runs = o.runs ?? 20;
+  let gpus: readonly GPUDevice[] = [];
   const timeInRounds = async () => {
     const names = [...parts.keys()];
     for (const name of names) times.set(name, []);
@@ -238,15 +238,14 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
       }
       return ms;
     };
-    // The kernel alone keeps the GPUs busy (and their clocks up) before and between the rounds.
-    const busy = parts.get('compute') ?? parts.get('fused')!;
+    // The burn kernel keeps the GPUs busy (and their clocks up) before and between the rounds.
     const busyFactor = o.busyBetweenRounds ?? ((o.warmupBusyMs ?? 0) > 0 ? DEFAULT_BUSY_BETWEEN_ROUNDS : 0);
-    await keepBusy(busy, o.warmupBusyMs ?? 0, 0, MAX_BUSY_RUNS);
+    await burnGpus(gpus, o.warmupBusyMs ?? 0);
     for (let i = 0; i < (o.warmup ?? 5); i++) await runRound(names, false);
     const random = mulberry32(runs);
     for (let round = 0; round < runs; round++) {
       const ms = await runRound(shuffled(names, random), true);
-      await keepBusy(busy, busyFactor * ms, 0, MAX_BUSY_RUNS);
+      await burnGpus(gpus, busyFactor * ms);
     }
   };
   // Each part's session opens inside the previous one's, so all are open for the timing.
@@ -269,8 +268,9 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
         lowered.set(next.name, loweringKey(l.placed));
         await o.onLowered?.(l);
       },
-      afterTimedRuns: async (session) => {
+      afterTimedRuns: async (session, { devices }) => {
         const placed = session as PlacedSession;
+        gpus = devices.map((d) => d.device);
         const wallMs = (communicationOnly: boolean) => async () => (await placed.run({ communicationOnly })).wallMs;
         parts.set(next.name, wallMs(false));
         if (next.name === 'sequential') parts.set('comm', wallMs(true));
