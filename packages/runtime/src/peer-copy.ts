@@ -1,12 +1,11 @@
 /**
  * Moving bytes between two devices, which WebGPU lets share no memory: through the host. A transfer
- * is cut into pieces (transfer-pieces.ts): every piece is copied at once into a MAP_READ staging buffer
- * of the source and mapped, and as each maps its bytes are copied on the host into a MAP_WRITE staging
- * buffer of the destination that is already mapped (staging-pool.ts keeps them mapped ahead), and that
- * is copied into place; `ring` pieces go through their host copy and upload at a time. So the host
- * copy of one piece runs beside the read-back of the next and the upload of the one before, and the
- * staging a transfer holds is twice its bytes. A transfer is done when every piece's upload buffer has
- * mapped again (which waits for its upload): no onSubmittedWorkDone.
+ * is cut into pieces (transfer-pieces.ts) that stream through a ring: each piece is copied into a
+ * MAP_READ staging buffer of the source and mapped, its bytes are copied on the host into a MAP_WRITE
+ * staging buffer of the destination that is already mapped (staging-pool.ts keeps them mapped ahead),
+ * and that is copied into place. With `ring` pieces in flight, the read-back of one piece, the host
+ * copy of another and the upload of a third run at once. A transfer is done when every piece's upload
+ * buffer has mapped again (which waits for its upload): no onSubmittedWorkDone.
  *
  * Measured (benchmarks/peer-copy.md): a read-back moves ~50 GB/s and Dawn resolves a map 0.02-0.05 ms
  * after the GPU is done; the host copy out of a mapped read-back range runs at 5-13 GB/s on the one JS
@@ -16,7 +15,7 @@
  */
 import type { DeviceHandle } from './gpu.js';
 import { PeerCopyError, UsageError } from './errors.js';
-import { ReadbackPool, UploadPool, type UploadStaging } from './staging-pool.js';
+import { ReadbackPool, UploadPool } from './staging-pool.js';
 import { hostCopier, type HostCopier } from './host-copy.js';
 import { withTimeout } from './timeout.js';
 import { cutPieces, pieceSize, type ByteRange, type Piece } from './transfer-pieces.js';
@@ -53,10 +52,7 @@ export interface PeerCopierOptions {
   readonly timeoutMs?: number;
   /** Transfers in flight at once in `copyAll`; default 4. */
   readonly inFlight?: number;
-  /**
-   * Pieces of one transfer in their host copy and upload at once, and the pieces a transfer is cut into
-   * where piece sizes allow (transfer-pieces.ts); default 4. Every piece is read back at once whatever it is.
-   */
+  /** Pieces of one transfer in flight at once (the ring's depth); default 4. */
   readonly ring?: number;
   /** Largest piece, a power of two; default 4 MiB. */
   readonly maxPieceBytes?: number;
@@ -76,22 +72,6 @@ function describe(handle: DeviceHandle): string {
 }
 
 const isPowerOfTwo = (n: number) => Number.isInteger(n) && n >= 4 && (n & (n - 1)) === 0;
-
-/** A piece read back (or on its way) and the upload staging it will be copied into. */
-interface StagedPiece {
-  readonly readback: GPUBuffer;
-  readonly upload: UploadStaging;
-  /** The read-back's map, bounded by the copier's timeout. */
-  readonly mapped: Promise<void>;
-  readonly reads: ReadbackPool;
-  readonly uploads: UploadPool;
-}
-
-/** A piece's staging back to its pools: the upload one mapped again at once, ready for the next piece, and its resolving says this upload is done. */
-function release({ readback, upload, reads, uploads }: StagedPiece): void {
-  reads.give(readback);
-  uploads.give(upload);
-}
 
 export class PeerCopier {
   private readonly readPools = new Map<GPUDevice, ReadbackPool>();
@@ -181,11 +161,6 @@ export class PeerCopier {
     const total = ranges.reduce((n, r) => n + r.bytes, 0);
     const size = pieceSize(total, this.ring, this.minPieceBytes, this.maxPieceBytes);
     const pieces = cutPieces(ranges, size);
-    // Every piece is read back now, before whatever the caller submits next on the source (a phase of
-    // compute): a read-back submitted later would queue behind that compute, and so would the rest of
-    // the transfer. On two H200s the f32 GEMM rows (8 pieces a transfer, 4 read back ahead in a ring)
-    // hid none of their communication, the f16 ones (4 pieces) did (benchmarks/peer-copy.md).
-    const staged = pieces.map((piece) => this.stage(source, sourceBuffer, target, piece, size));
     let sourceMappedMs = 0;
     let submittedMs = 0;
     let next = 0;
@@ -195,7 +170,7 @@ export class PeerCopier {
       while (next < pieces.length) {
         const i = next++;
         try {
-          const moved = await this.land(staged[i]!, target.device, targetBuffer, pieces[i]!, i === 0 ? () => (sourceMappedMs = performance.now()) : undefined);
+          const moved = await this.movePiece(source, sourceBuffer, target, targetBuffer, pieces[i]!, size, i === 0 ? () => (sourceMappedMs = performance.now()) : undefined);
           landed.push(moved.landed);
           submittedMs = Math.max(submittedMs, performance.now());
         } catch (e) {
@@ -208,10 +183,7 @@ export class PeerCopier {
     // writes into a mapped range that the caller's clean-up (destroy) would otherwise unmap under it.
     const lanes = await Promise.allSettled(Array.from({ length: Math.min(this.ring, pieces.length) }, lane));
     const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
-    if (failed) {
-      for (const piece of staged.slice(next)) release(piece);
-      throw failed.reason;
-    }
+    if (failed) throw failed.reason;
     if (settle === 'done') {
       try {
         await withTimeout(Promise.all(landed), this.timeoutMs, 'peer copy: writing the destination', target.device);
@@ -222,25 +194,30 @@ export class PeerCopier {
     observe?.({ startMs, sourceMappedMs, submittedMs, ...(settle === 'done' ? { doneMs: performance.now() } : {}) });
   }
 
-  /** A piece's read-back submitted and its map asked for, and an upload staging buffer taken for it. */
-  private stage(source: DeviceHandle, sourceBuffer: GPUBuffer, target: DeviceHandle, piece: Piece, stagingBytes: number): StagedPiece {
+  /** One piece: read back, host copy, upload submitted. `landed` settles once the upload is done (wrapped, so awaiting the piece does not wait for it). */
+  private async movePiece(
+    source: DeviceHandle,
+    sourceBuffer: GPUBuffer,
+    target: DeviceHandle,
+    targetBuffer: GPUBuffer,
+    piece: Piece,
+    stagingBytes: number,
+    onMapped?: () => void,
+  ): Promise<{ readonly landed: Promise<void> }> {
     const src = source.device;
-    const [reads, uploads] = [this.readPool(src), this.uploadPool(target.device)];
+    const dst = target.device;
+    const reads = this.readPool(src);
+    const uploads = this.uploadPool(dst);
     const readback = reads.take(stagingBytes);
     const upload = uploads.take(stagingBytes);
-    const out = src.createCommandEncoder({ label: 'peer-copy out' });
-    for (const s of piece.segments) out.copyBufferToBuffer(sourceBuffer, s.from, readback, s.packed, s.bytes);
-    src.queue.submit([out.finish()]);
-    const mapped = withTimeout(readback.mapAsync(GPUMapMode.READ, 0, piece.bytes), this.timeoutMs, 'peer copy: reading the source', src);
-    mapped.catch(() => {}); // awaited by its lane; a failed transfer's later pieces are released unawaited
-    return { readback, upload, mapped, reads, uploads };
-  }
-
-  /** A staged piece's host copy and upload submitted. `landed` settles once the upload is done (wrapped, so awaiting the piece does not wait for it). */
-  private async land(staged: StagedPiece, dst: GPUDevice, targetBuffer: GPUBuffer, piece: Piece, onMapped?: () => void): Promise<{ readonly landed: Promise<void> }> {
-    const { readback, upload, mapped } = staged;
     try {
-      await Promise.all([mapped, withTimeout(upload.ready, this.timeoutMs, 'peer copy: mapping the destination staging', dst)]);
+      const out = src.createCommandEncoder({ label: 'peer-copy out' });
+      for (const s of piece.segments) out.copyBufferToBuffer(sourceBuffer, s.from, readback, s.packed, s.bytes);
+      src.queue.submit([out.finish()]);
+      await Promise.all([
+        withTimeout(readback.mapAsync(GPUMapMode.READ, 0, piece.bytes), this.timeoutMs, 'peer copy: reading the source', src),
+        withTimeout(upload.ready, this.timeoutMs, 'peer copy: mapping the destination staging', dst),
+      ]);
       onMapped?.();
       // Both ranges stay mapped until the copy has settled: they are unmapped below, after it.
       await this.hostCopy.copy(new Uint8Array(upload.buffer.getMappedRange(0, piece.bytes)), new Uint8Array(readback.getMappedRange(0, piece.bytes)));
@@ -249,10 +226,13 @@ export class PeerCopier {
       for (const s of piece.segments) into.copyBufferToBuffer(upload.buffer, s.packed, targetBuffer, s.to, s.bytes);
       dst.queue.submit([into.finish()]);
     } finally {
-      release(staged);
+      reads.give(readback);
+      // Mapped again at once: ready for the next piece, and its resolving says this upload is done.
+      uploads.give(upload);
     }
     return { landed: upload.ready };
   }
+
   /** Every transfer, at most `inFlight` at once, in order of starting. */
   async copyAll(copies: readonly PeerCopy[]): Promise<void> {
     let next = 0;
