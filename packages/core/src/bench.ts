@@ -203,20 +203,21 @@ export function medianRoundRatio(numerator: readonly number[], denominator: read
 /**
  * Runs over several devices are timed on the host's clock, and two things move them besides the code:
  * the host's copies drift from one session to the next, and the GPUs' clocks follow the load with a lag
- * of seconds: on two H200s, under runs that mostly wait on the host, an SM clock sat at 345 MHz for
+ * of seconds. On two H200s, under runs that mostly wait on the host, an SM clock sat at 345 MHz for
  * tens of seconds and took 2.5 s to climb back to 1,980 (nvidia-smi every 50 ms,
- * benchmarks/results/h200x2-2026-11-26b/call5), so blocks of one program timed seconds apart came out
- * up to 2x apart, and a row's ratios themselves moved with the state (two-device gemm-rs f16: 1.04x
- * and 0.74x in two invocations of one program, compute alone 0.47 and 1.21 ms). So the parts — the
- * three variants, the sequential and the fused variant's communication alone (PlacedSession.run's
- * `communicationOnly`) and, with `computeOnly`, the kernel without its transfers — have their sessions
- * open at once (sharing one host copier) and are timed in rounds: each of `runs` rounds runs every part
- * once, in an order shuffled per round (a fixed seed), so that no part always follows the same one, and
- * the speedups are the medians of the rounds' ratios (medianRoundRatio: a round takes milliseconds, far
- * less than a clock change). Before the rounds (for `warmupBusyMs`, then `warmup` rounds) and between
- * them (`busyBetweenRounds`) a kernel that only computes keeps the GPUs busy (gpu-burn.ts), so that
- * every round runs at the clocks of a busy job, as the runs on one device are timed. Each variant is still checked on its
- * first run, as runWorkload does.
+ * benchmarks/results/h200x2-2026-11-26b/call5): blocks of one program timed seconds apart came out up
+ * to 2x apart, and a row's ratios move with the state too (gemm-rs f16 at 0.74x in rounds at low
+ * clocks, its compute alone 1.21 ms against 0.47–0.64 at busy ones: h200x2-2026-11-26c/call2).
+ *
+ * So the parts — the three variants, the sequential and the fused variant's communication alone
+ * (PlacedSession.run's `communicationOnly`) and, with `computeOnly`, the kernel without its transfers —
+ * have their sessions open at once (sharing one host copier) and are timed in rounds: each of `runs`
+ * rounds runs every part once, in an order shuffled per round (a fixed seed) so that no part always
+ * follows the same one, and the speedups are the medians of the rounds' ratios (medianRoundRatio: a
+ * round takes milliseconds, far less than a clock change). Before the rounds (`warmupBusyMs`, then
+ * `warmup` rounds) and after each (`busyBetweenRounds`) a kernel that only computes keeps the GPUs busy
+ * (gpu-burn.ts), so every round runs at the clocks of a busy job, as runs on one device are timed.
+ * Each variant is still checked on its first run, as runWorkload does.
  */
 async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   const lowered = new Map<string, string>();
