@@ -4,6 +4,7 @@ import { openDevices, PeerCopier, PeerCopyError, type DeviceHandle } from '@sync
 import { slowThenFailingCopy } from '../../runtime/test/fixtures/slow-then-failing-copy.js';
 import { compileOrThrow } from '../src/compile.js';
 import { PlacedSession, runWorkload } from '../src/run.js';
+import type { PlacedSessionOptions } from '../src/placed-session.js';
 import { getWorkload, type RunOptions } from '../src/workloads/index.js';
 import { RunRecording } from '../src/run-recording.js';
 
@@ -55,34 +56,40 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     await expect(run).rejects.toThrow(/chunk %c\d+ is forced to gpu-signal, but ranks \d and \d are on devices \d and \d/);
   });
 
-  it('runs the communication alone: every chunk lands, no tile runs', async () => {
-    const shape = { m: 64, n: 32, k: 32 };
-    const inputs = getWorkload('ag-gemm').inputs({ ranks: 2, shape, dtype: 'f32' }, base.seed);
-    let gathered: Float32Array[] = [];
-    let products: Float32Array[] = [];
-    await runWorkload({
+  const agShape = { m: 64, n: 32, k: 32 };
+  const agInputs = getWorkload('ag-gemm').inputs({ ranks: 2, shape: agShape, dtype: 'f32' }, base.seed);
+  /** ag-gemm, two ranks on two devices, checked as usual; then `use` gets a session of its own on them, destroyed after. */
+  const withAgGemmSession = (options: PlacedSessionOptions, use: (session: PlacedSession) => Promise<void>) =>
+    runWorkload({
       ...base,
       workload: 'ag-gemm',
       ranks: 2,
-      shape,
+      shape: agShape,
       handles: handles.slice(0, 2),
       afterTimedRuns: async (_, { module, placed, devices }) => {
-        // A session of its own: the timed runs' products are already in the first one's C.
-        const session = await PlacedSession.open(devices, module, placed, inputs, { read: ['A', 'C'] });
+        const session = await PlacedSession.open(devices, module, placed, agInputs, options);
         try {
-          await session.run({ communicationOnly: true });
-          gathered = await session.read('A');
-          products = await session.read('C');
+          await use(session);
         } finally {
           session.destroy();
         }
       },
     });
+
+  it('runs the communication alone: every chunk lands, no tile runs', async () => {
+    let gathered: Float32Array[] = [];
+    let products: Float32Array[] = [];
+    // A session of its own: the timed runs' products are already in the first one's C.
+    await withAgGemmSession({ read: ['A', 'C'] }, async (session) => {
+      await session.run({ communicationOnly: true });
+      gathered = await session.read('A');
+      products = await session.read('C');
+    });
     // Each rank holds both halves of A, one of them from the other device; C was never computed.
-    const half = (shape.m / 2) * shape.k;
+    const half = (agShape.m / 2) * agShape.k;
     for (const a of gathered) {
-      expect(a.subarray(0, half)).toEqual(inputs['A']![0]!.subarray(0, half));
-      expect(a.subarray(half)).toEqual(inputs['A']![1]!.subarray(half));
+      expect(a.subarray(0, half)).toEqual(agInputs['A']![0]!.subarray(0, half));
+      expect(a.subarray(half)).toEqual(agInputs['A']![1]!.subarray(half));
     }
     expect(products.map((c) => c.some((x) => x !== 0))).toEqual([false, false]);
   }, 120_000);
@@ -92,26 +99,14 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     // another thread); the second fails at once.
     const { hostCopy, inFlight } = slowThenFailingCopy(200);
     const copier = new PeerCopier({ hostCopy });
-    const shape = { m: 64, n: 32, k: 32 };
-    const inputs = getWorkload('ag-gemm').inputs({ ranks: 2, shape, dtype: 'f32' }, base.seed);
     let failed: unknown;
-    await runWorkload({
-      ...base,
-      workload: 'ag-gemm',
-      ranks: 2,
-      shape,
-      handles: handles.slice(0, 2),
-      afterTimedRuns: async (_, { module, placed, devices }) => {
-        const session = await PlacedSession.open(devices, module, placed, inputs, { copier });
-        try {
-          await session.run();
-        } catch (e) {
-          failed = e;
-          expect(inFlight()).toBe(0);
-        } finally {
-          session.destroy();
-        }
-      },
+    await withAgGemmSession({ copier }, async (session) => {
+      try {
+        await session.run();
+      } catch (e) {
+        failed = e;
+        expect(inFlight()).toBe(0);
+      }
     });
     expect(failed).toBeInstanceOf(PeerCopyError);
     copier.destroy();
