@@ -22,21 +22,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { hostCopier, jsHostCopy, openDevices, PeerCopier, type PlacedDeviceHandle } from '@syncopate/runtime';
-import { summarize } from './stats.js';
+import { timeEach } from './stats.js';
 
 const MiB = 1 << 20;
 const storage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-
-async function timeEach(runs: number, warmup: number, fn: () => Promise<unknown>) {
-  for (let i = 0; i < warmup; i++) await fn();
-  const ms: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await fn();
-    ms.push(performance.now() - t);
-  }
-  return summarize(ms);
-}
 
 /** Runs `fn` while something else polls beside it: nothing, a setImmediate loop, or onSubmittedWorkDone in a loop. */
 async function withPolling<T>(device: GPUDevice, how: 'none' | 'setImmediate' | 'workDone', fn: () => Promise<T>): Promise<T> {

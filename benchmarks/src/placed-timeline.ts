@@ -27,6 +27,7 @@ function timelineLines(trace: ChromeTrace): string[] {
   const spans = trace.traceEvents.filter((e) => e.ph === 'X');
   const origin = Math.min(...spans.map((e) => e.ts!));
   const ms = (us: number) => ((us - origin) / 1000).toFixed(3);
+  const shown = new Set<string>();
   return spans
     .filter((e) => e.name.startsWith('phase') || e.cat === 'peer-copy' || e.name.startsWith('wait'))
     .filter((e, i, all) => all.findIndex((f) => f.pid === e.pid && f.name === e.name && f.ts === e.ts) === i) // a phase is drawn on each rank's track
@@ -34,7 +35,10 @@ function timelineLines(trace: ChromeTrace): string[] {
     .map((e) => {
       const a = (e.args ?? {}) as Record<string, unknown>;
       const stages = e.cat === 'peer-copy' ? ` mapped +${a['sourceMappedAfterMs']} submitted +${a['submittedAfterMs']} (${a['bytes']} B, device ${a['fromDevice']} -> ${a['toDevice']})` : '';
-      return `  device ${e.pid} ${e.name.padEnd(22)} ${ms(e.ts!).padStart(8)} – ${ms(e.ts! + e.dur!).padStart(8)}${stages}`;
+      // A transfer's pieces once (its chunks share them): started/read-back mapped/staging mapped/copied/submitted.
+      const pieces = e.cat === 'peer-copy' && !shown.has(`${e.pid} ${e.ts}`) ? `\n      pieces ${(a['pieces'] as number[][]).map((p) => p.join('/')).join('  ')}` : '';
+      shown.add(`${e.pid} ${e.ts}`);
+      return `  device ${e.pid} ${e.name.padEnd(22)} ${ms(e.ts!).padStart(8)} – ${ms(e.ts! + e.dur!).padStart(8)}${stages}${pieces}`;
     });
 }
 

@@ -261,6 +261,9 @@ export function buildTrace(record: RunRecording, subject: TraceSubject): ChromeT
           // then until the copy into place was submitted on this device.
           sourceMappedAfterMs: roundUs(t.sourceMappedMs - t.startMs),
           submittedAfterMs: roundUs(t.submittedMs - t.startMs),
+          // Each piece's steps, ms after the transfer's start: where one stalls.
+          pieces: t.pieces.map((p) => [p.startMs, p.readMappedMs, p.stagingReadyMs, p.copiedMs, p.submittedMs].map((ms) => roundUs(ms - t.startMs))),
+          pieceSteps: 'started, read-back mapped, upload staging mapped, host copy done, upload submitted',
           ends: t.doneMs === undefined ? 'copy into place submitted' : 'copy into place done',
         },
       });

@@ -45,6 +45,17 @@ export interface TransferStages {
   readonly sourceMappedMs: number;
   readonly submittedMs: number;
   readonly doneMs?: number;
+  /** Per piece, in order: when it started and when each of its steps was over (where a transfer stalls). */
+  readonly pieces: readonly PieceStages[];
+}
+
+/** Host times of one piece: started (its read-back submitted), read-back mapped, upload staging mapped, host copy done, upload submitted. */
+export interface PieceStages {
+  readonly startMs: number;
+  readonly readMappedMs: number;
+  readonly stagingReadyMs: number;
+  readonly copiedMs: number;
+  readonly submittedMs: number;
 }
 
 export interface PeerCopierOptions {
@@ -161,17 +172,18 @@ export class PeerCopier {
     const total = ranges.reduce((n, r) => n + r.bytes, 0);
     const size = pieceSize(total, this.ring, this.minPieceBytes, this.maxPieceBytes);
     const pieces = cutPieces(ranges, size);
-    let sourceMappedMs = 0;
     let submittedMs = 0;
     let next = 0;
+    const stages: PieceStages[] = [];
     // Per piece: its upload staging mapping again, which resolves once that upload is done.
     const landed: Promise<void>[] = [];
     const lane = async () => {
       while (next < pieces.length) {
         const i = next++;
         try {
-          const moved = await this.movePiece(source, sourceBuffer, target, targetBuffer, pieces[i]!, size, i === 0 ? () => (sourceMappedMs = performance.now()) : undefined);
+          const moved = await this.movePiece(source, sourceBuffer, target, targetBuffer, pieces[i]!, size);
           landed.push(moved.landed);
+          stages[i] = moved.stages;
           submittedMs = Math.max(submittedMs, performance.now());
         } catch (e) {
           next = pieces.length; // the other lanes stop taking pieces
@@ -191,7 +203,7 @@ export class PeerCopier {
         throw new PeerCopyError(label, describe(source), describe(target), pieces.length - 1, pieces.length, e);
       }
     }
-    observe?.({ startMs, sourceMappedMs, submittedMs, ...(settle === 'done' ? { doneMs: performance.now() } : {}) });
+    observe?.({ startMs, sourceMappedMs: stages[0]!.readMappedMs, submittedMs, ...(settle === 'done' ? { doneMs: performance.now() } : {}), pieces: stages });
   }
 
   /** One piece: read back, host copy, upload submitted. `landed` settles once the upload is done (wrapped, so awaiting the piece does not wait for it). */
@@ -202,8 +214,11 @@ export class PeerCopier {
     targetBuffer: GPUBuffer,
     piece: Piece,
     stagingBytes: number,
-    onMapped?: () => void,
-  ): Promise<{ readonly landed: Promise<void> }> {
+  ): Promise<{ readonly landed: Promise<void>; readonly stages: PieceStages }> {
+    const startMs = performance.now();
+    let readMappedMs = 0;
+    let stagingReadyMs = 0;
+    let stages: PieceStages;
     const src = source.device;
     const dst = target.device;
     const reads = this.readPool(src);
@@ -215,22 +230,23 @@ export class PeerCopier {
       for (const s of piece.segments) out.copyBufferToBuffer(sourceBuffer, s.from, readback, s.packed, s.bytes);
       src.queue.submit([out.finish()]);
       await Promise.all([
-        withTimeout(readback.mapAsync(GPUMapMode.READ, 0, piece.bytes), this.timeoutMs, 'peer copy: reading the source', src),
-        withTimeout(upload.ready, this.timeoutMs, 'peer copy: mapping the destination staging', dst),
+        withTimeout(readback.mapAsync(GPUMapMode.READ, 0, piece.bytes), this.timeoutMs, 'peer copy: reading the source', src).then(() => (readMappedMs = performance.now())),
+        withTimeout(upload.ready, this.timeoutMs, 'peer copy: mapping the destination staging', dst).then(() => (stagingReadyMs = performance.now())),
       ]);
-      onMapped?.();
       // Both ranges stay mapped until the copy has settled: they are unmapped below, after it.
       await this.hostCopy.copy(new Uint8Array(upload.buffer.getMappedRange(0, piece.bytes)), new Uint8Array(readback.getMappedRange(0, piece.bytes)));
+      const copiedMs = performance.now();
       upload.buffer.unmap();
       const into = dst.createCommandEncoder({ label: 'peer-copy in' });
       for (const s of piece.segments) into.copyBufferToBuffer(upload.buffer, s.packed, targetBuffer, s.to, s.bytes);
       dst.queue.submit([into.finish()]);
+      stages = { startMs, readMappedMs, stagingReadyMs, copiedMs, submittedMs: performance.now() };
     } finally {
       reads.give(readback);
       // Mapped again at once: ready for the next piece, and its resolving says this upload is done.
       uploads.give(upload);
     }
-    return { landed: upload.ready };
+    return { landed: upload.ready, stages };
   }
 
   /** Every transfer, at most `inFlight` at once, in order of starting. */

@@ -70,6 +70,20 @@ describe.skipIf(!hasWebGPU)('PeerCopier', () => {
     expect([before, done.startMs, done.sourceMappedMs, done.submittedMs, done.doneMs!, after]).toEqual(
       [before, done.startMs, done.sourceMappedMs, done.submittedMs, done.doneMs!, after].sort((x, y) => x - y),
     );
+    // Each piece's steps: its read-back and its upload staging mapped after it started, its host copy
+    // after both, its upload submitted after that, all within the transfer.
+    const inPieces = new PeerCopier({ minPieceBytes: 256, maxPieceBytes: 256 });
+    await inPieces.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: 512 }, { offset: 768, bytes: 256 }], 'done', (s) => seen.push(s));
+    inPieces.destroy();
+    const pieced = seen.pop()!;
+    expect(pieced.pieces).toHaveLength(3);
+    for (const p of pieced.pieces) {
+      expect(p.readMappedMs).toBeGreaterThanOrEqual(p.startMs);
+      expect(p.stagingReadyMs).toBeGreaterThanOrEqual(p.startMs);
+      expect(p.copiedMs).toBeGreaterThanOrEqual(Math.max(p.readMappedMs, p.stagingReadyMs));
+      expect([pieced.startMs, p.startMs, p.copiedMs, p.submittedMs, pieced.submittedMs]).toEqual([pieced.startMs, p.startMs, p.copiedMs, p.submittedMs, pieced.submittedMs].sort((x, y) => x - y));
+    }
+    expect(pieced.sourceMappedMs).toBe(pieced.pieces[0]!.readMappedMs);
     // Settled once submitted: no time for the destination's queue to finish.
     await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: 4 }], 'submitted', (s) => seen.push(s));
     expect(seen[1]!.doneMs).toBeUndefined();

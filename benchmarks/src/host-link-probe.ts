@@ -1,0 +1,148 @@
+/**
+ * Why the same transfer between two devices takes twice as long in some processes as in others
+ * (ag-gemm f32's communication alone: 2.1–3.3 ms in five invocations, 4.9 in two; benchmarks/README.md).
+ * One process times, at 32 MiB (ag-gemm f32's shard): each stage of the host link alone (read-back on
+ * each device, the native host copy between two mapped ranges, the upload on each device), then whole
+ * transfers (PeerCopier) one way, the other way and both ways at once (as the workload moves them),
+ * then the transfers again with a fresh copier (new staging buffers): is a slow mode the process's,
+ * or its buffers'? Then the stages two or four at once, two host copies at once, the staging
+ * mappings' page sizes, and the transfers with the host copy on the JS thread. It prints the CPUs the process may run on and ran on, so that invocations pinned
+ * to different CPUs can be told apart. Run it several times in a row (run scripts in results/).
+ *
+ *   node dist/host-link-probe.mjs [--mib 32] [--runs 15] [--label TEXT]
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { hostCopier, jsHostCopy, openDevices, PeerCopier, type PeerCopierOptions, type PlacedDeviceHandle } from '@syncopate/runtime';
+import { timeEach } from './stats.js';
+
+const MiB = 1 << 20;
+
+/** The CPU the calling thread last ran on (field 39 of /proc/self/stat) and the CPUs it may use. */
+function cpus(): { readonly on: number; readonly allowed: string } {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const allowed = /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '?';
+  return { on: Number(fields[36]), allowed };
+}
+
+/** The process's mappings of 4 MiB or more (but Node's own binary): the drivers' staging memory among them, with its page sizes. */
+function largeMappings(): Record<string, string>[] {
+  const out: Record<string, string>[] = [];
+  let current: Record<string, string> | undefined;
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      const bytes = parseInt(header[2]!, 16) - parseInt(header[1]!, 16);
+      current = bytes >= 4 * MiB && !header[3]!.endsWith('/node') ? { path: header[3] || '(anonymous)', mib: String(bytes / MiB) } : undefined;
+      if (current) out.push(current);
+    } else if (current) {
+      const field = /^(Rss|KernelPageSize|MMUPageSize|AnonHugePages|Locked):\s*(.*)$/.exec(line);
+      if (field) current[field[1]!] = field[2]!;
+    }
+  }
+  return out.filter((m) => m['Rss'] !== '0 kB');
+}
+
+async function stages(a: PlacedDeviceHandle, b: PlacedDeviceHandle, bytes: number, runs: number) {
+  const gpu = [a, b].map((d) => d.device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST }));
+  const read = [a, b].map((d) => d.device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }));
+  const write = [a, b].map((d) => d.device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC }));
+  const devices = [a.device, b.device];
+  try {
+    const readBack = (i: number) =>
+      timeEach(runs, 3, async () => {
+        const e = devices[i]!.createCommandEncoder();
+        e.copyBufferToBuffer(gpu[i]!, 0, read[i]!, 0, bytes);
+        devices[i]!.queue.submit([e.finish()]);
+        await read[i]!.mapAsync(GPUMapMode.READ);
+        read[i]!.unmap();
+      });
+    const upload = (i: number) =>
+      timeEach(runs, 3, async () => {
+        await write[i]!.mapAsync(GPUMapMode.WRITE);
+        write[i]!.unmap();
+        const e = devices[i]!.createCommandEncoder();
+        e.copyBufferToBuffer(write[i]!, 0, gpu[i]!, 0, bytes);
+        devices[i]!.queue.submit([e.finish()]);
+        await devices[i]!.queue.onSubmittedWorkDone();
+      });
+    const result: Record<string, unknown> = { readBack0: await readBack(0), readBack1: await readBack(1), upload0: await upload(0), upload1: await upload(1) };
+    // The same stages at once, as transfers both ways run them: is the slow mode in the DMA?
+    const both = (...stages: (() => Promise<unknown>)[]) => timeEach(runs, 3, () => Promise.all(stages.map((s) => s())));
+    const once = (i: number, kind: 'read' | 'upload') => async () => {
+      const e = devices[i]!.createCommandEncoder();
+      if (kind === 'read') e.copyBufferToBuffer(gpu[i]!, 0, read[i]!, 0, bytes);
+      else e.copyBufferToBuffer(write[i]!, 0, gpu[i]!, 0, bytes);
+      devices[i]!.queue.submit([e.finish()]);
+      if (kind === 'read') {
+        await read[i]!.mapAsync(GPUMapMode.READ);
+        read[i]!.unmap();
+      } else await devices[i]!.queue.onSubmittedWorkDone();
+    };
+    result['readBack0AndReadBack1'] = await both(once(0, 'read'), once(1, 'read'));
+    result['upload0AndUpload1'] = await both(once(0, 'upload'), once(1, 'upload'));
+    result['readBack0AndUpload1'] = await both(once(0, 'read'), once(1, 'upload'));
+    result['allFour'] = await both(once(0, 'read'), once(1, 'read'), once(0, 'upload'), once(1, 'upload'));
+    await read[0]!.mapAsync(GPUMapMode.READ);
+    await write[1]!.mapAsync(GPUMapMode.WRITE);
+    const from = new Uint8Array(read[0]!.getMappedRange());
+    const to = new Uint8Array(write[1]!.getMappedRange());
+    const { copier } = hostCopier();
+    result['hostCopy'] = { kind: copier.kind, ...(await timeEach(runs, 2, () => copier.copy(to, from))) };
+    await read[1]!.mapAsync(GPUMapMode.READ);
+    await write[0]!.mapAsync(GPUMapMode.WRITE);
+    const from1 = new Uint8Array(read[1]!.getMappedRange());
+    const to0 = new Uint8Array(write[0]!.getMappedRange());
+    result['twoHostCopies'] = await timeEach(runs, 2, () => Promise.all([copier.copy(to, from), copier.copy(to0, from1)]));
+    [...read, ...write].forEach((x) => x.unmap());
+    return result;
+  } finally {
+    [...gpu, ...read, ...write].forEach((x) => x.destroy());
+  }
+}
+
+async function transfers(a: PlacedDeviceHandle, b: PlacedDeviceHandle, bytes: number, runs: number, options: PeerCopierOptions = {}) {
+  const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+  const [x, y] = [a, b].map((d) => d.device.createBuffer({ size: bytes, usage })) as [GPUBuffer, GPUBuffer];
+  const copier = new PeerCopier(options);
+  const runsOf = [{ offset: 0, bytes }];
+  const oneWay = () => copier.copyRuns({ device: a, buffer: x }, { device: b, buffer: y }, runsOf, 'done');
+  const otherWay = () => copier.copyRuns({ device: b, buffer: y }, { device: a, buffer: x }, runsOf, 'done');
+  try {
+    return {
+      zeroToOne: await timeEach(runs, 3, oneWay),
+      oneToZero: await timeEach(runs, 3, otherWay),
+      // Different buffers each way would be closer to the workload, but the bytes do not matter here.
+      bothWays: await timeEach(runs, 3, () => Promise.all([oneWay(), otherWay()])),
+    };
+  } finally {
+    copier.destroy();
+    x.destroy();
+    y.destroy();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { mib: { type: 'string' }, runs: { type: 'string' }, label: { type: 'string' } } });
+  const bytes = Number(values.mib ?? 32) * MiB;
+  const runs = Number(values.runs ?? 15);
+  const report = (r: Record<string, unknown>) => console.log(JSON.stringify({ label: values.label ?? '', pid: process.pid, ...r }));
+  report({ kind: 'process', cpus: cpus(), uvThreadpoolSize: process.env['UV_THREADPOOL_SIZE'] ?? null });
+  const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
+  try {
+    const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    report({ kind: 'stages', bytes, ...(await stages(a, b, bytes, runs)), cpus: cpus() });
+    report({ kind: 'transfers', copier: 'first', bytes, ...(await transfers(a, b, bytes, runs)), cpus: cpus() });
+    report({ kind: 'transfers', copier: 'fresh', bytes, ...(await transfers(a, b, bytes, runs)), cpus: cpus() });
+    report({ kind: 'mappings', mappings: largeMappings() });
+    report({ kind: 'transfers', copier: 'js host copy', bytes, ...(await transfers(a, b, bytes, runs, { hostCopy: jsHostCopy })), cpus: cpus() });
+  } finally {
+    devices.forEach((d) => d.close());
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  process.exitCode = 1;
+});
