@@ -25,6 +25,8 @@ interface Route extends ChunkTransfer {
   readonly to: number;
   readonly fromRank: number;
   readonly toRank: number;
+  /** The destination's phase that waits for it. */
+  readonly landsBefore: number;
 }
 
 /** Byte runs sorted, and those that overlap or touch made one (two chunks may carry the same bytes). */
@@ -77,7 +79,8 @@ export class PlacedSession {
     const transfers = new Map<number, Route>();
     module.chunks.forEach((c, i) => {
       const [from, to] = [placed.rankDevice[c.src]!, placed.rankDevice[c.dst]!];
-      if (from !== to) transfers.set(i, { ...chunkTransfer(c, i, tensors.find((t) => t.name === c.tensor)!), from, to, fromRank: c.src, toRank: c.dst });
+      const landsBefore = placed.devices[to]!.view.phases.findIndex((p) => p.lands.includes(i));
+      if (from !== to) transfers.set(i, { ...chunkTransfer(c, i, tensors.find((t) => t.name === c.tensor)!), from, to, fromRank: c.src, toRank: c.dst, landsBefore });
     });
     const sessions: FusedSession[] = [];
     try {
@@ -117,11 +120,12 @@ export class PlacedSession {
       failure ??= e;
       for (const d of landed.values()) d.reject(failure);
     };
-    // The chunks a device sends at one moment travel as one transfer per destination and tensor:
-    // each transfer costs host round trips (a map of the read-back, one of the upload staging, per
-    // piece) on the one JS thread, whatever its size.
+    // The chunks a device sends at one moment travel as one transfer per destination, tensor and
+    // landing phase: each transfer costs host round trips (a map of the read-back, one of the upload
+    // staging, per piece) on the one JS thread, whatever its size; but what one phase waits for
+    // should not wait for what a later phase needs. The earliest landing goes first.
     const send = (chunks: readonly number[]): Promise<void>[] =>
-      Object.values(RNEA.groupBy((t: Route) => `${t.to} ${t.tensor}`)(chunks.map((c) => this.transfers.get(c)!))).map((group) => {
+      Object.values(RNEA.groupBy((t: Route) => `${t.to} ${t.tensor} ${t.landsBefore}`)([...chunks].sort((a, b) => this.transfers.get(a)!.landsBefore - this.transfers.get(b)!.landsBefore).map((c) => this.transfers.get(c)!))).map((group) => {
         const { from, to, tensor } = RNEA.head(group);
         const transfer = this.copier
           .copyRuns(

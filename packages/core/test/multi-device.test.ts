@@ -133,6 +133,29 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     }
   }, 120_000);
 
+  it('sends what lands before different phases as separate transfers, the earliest first', async () => {
+    const shape = { m: 512, n: 64, k: 64 };
+    const built = getWorkload('a2a-gemm').build({ ranks: 4, shape, dtype: 'f32' });
+    const { module } = compileOrThrow(built.kernel, built.plan);
+    const plan = planPhases(module, [0, 0, 1, 1]);
+    const record = new RunRecording(false);
+    const report = await runWorkload({ ...base, workload: 'a2a-gemm', ranks: 4, shape, handles: handles.slice(0, 2), afterTimedRuns: async (session) => void (await (session as PlacedSession).run({ record })) });
+    expect(report.maxAbsError).toBe(0);
+    // The dispatch all-to-all's tokens for another device are all inputs (sent at launch), but they
+    // land before two phases of the destination: each phase's tokens travel on their own, so the
+    // first phase's compute does not wait for the second's bytes.
+    for (const from of [0, 1]) {
+      const atLaunch = record.transfers.filter((t) => t.from === from && plan.comp[t.chunk] === -1);
+      const lands = [...new Set(atLaunch.map((t) => plan.land[t.chunk]!))].sort((a, b) => a - b);
+      expect(lands.length).toBeGreaterThan(1);
+      const startOf = (land: number) => new Set(atLaunch.filter((t) => plan.land[t.chunk] === land).map((t) => t.startMs));
+      expect(lands.map((l) => startOf(l).size)).toEqual(lands.map(() => 1));
+      const starts = lands.map((l) => [...startOf(l)][0]!);
+      expect(starts).toEqual([...starts].sort((a, b) => a - b));
+      expect(new Set(starts).size).toBe(lands.length);
+    }
+  }, 120_000);
+
   it('submits the first phase on every device before any transfer starts', async () => {
     const record = new RunRecording(false);
     await runWorkload({
@@ -163,6 +186,18 @@ describe('phase cuts for chunks that leave a rank', () => {
     const toDevice1 = sentBy(module, plan.comp, 0).filter((s) => s.dst >= 2);
     expect(toDevice1).toHaveLength(2);
     expect(toDevice1[0]!.comp).toBe(toDevice1[1]!.comp);
+  });
+
+  it('a copy nobody on its device reads lands after every tile of that device, so no compute waits for it', () => {
+    // a2a-gemm's combine all-to-all: each result row goes back to its token's rank, where nothing reads it.
+    const a2a = getWorkload('a2a-gemm').build({ ranks: 4, shape: { m: 512, n: 256, k: 256 }, dtype: 'f32' });
+    const { module } = compileOrThrow(a2a.kernel, a2a.plan);
+    const rankDevice = [0, 0, 1, 1];
+    const plan = planPhases(module, rankDevice);
+    const lastTilePhase = [0, 1].map((d) => Math.max(...plan.tilePhase.flatMap((p, r) => (rankDevice[r] === d ? p : []))));
+    const combine = module.chunks.flatMap((c, i) => (c.tensor === 'Y' && rankDevice[c.src] !== rankDevice[c.dst] ? [i] : []));
+    expect(combine.length).toBeGreaterThan(0);
+    for (const c of combine) expect(plan.land[c]).toBeGreaterThan(lastTilePhase[rankDevice[module.chunks[c]!.dst]!]!);
   });
 
   it('a cut a chunk where peer-copy is forced within one device', () => {
