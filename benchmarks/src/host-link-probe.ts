@@ -9,7 +9,10 @@
  * mappings' page sizes, and the transfers with the host copy on the JS thread. It prints the CPUs the process may run on and ran on, so that invocations pinned
  * to different CPUs can be told apart. Run it several times in a row (run scripts in results/).
  *
- *   node dist/host-link-probe.mjs [--mib 32] [--runs 15] [--label TEXT]
+ *   node dist/host-link-probe.mjs [--mib 32] [--runs 15] [--label TEXT] [--sweep]
+ *
+ * --sweep times only the transfers, with the copier's ring depth and largest piece swept (each
+ * setting twice, the list forward then back, so drift shows).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -124,7 +127,7 @@ async function transfers(a: PlacedDeviceHandle, b: PlacedDeviceHandle, bytes: nu
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { mib: { type: 'string' }, runs: { type: 'string' }, label: { type: 'string' } } });
+  const { values } = parseArgs({ options: { mib: { type: 'string' }, runs: { type: 'string' }, label: { type: 'string' }, sweep: { type: 'boolean' } } });
   const bytes = Number(values.mib ?? 32) * MiB;
   const runs = Number(values.runs ?? 15);
   const report = (r: Record<string, unknown>) => console.log(JSON.stringify({ label: values.label ?? '', pid: process.pid, ...r }));
@@ -132,6 +135,14 @@ async function main(): Promise<void> {
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
   try {
     const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    if (values.sweep) {
+      // Pieces in flight and piece size: the staging a transfer keeps busy is ring x piece, each way.
+      const configs = [[4, 4], [8, 4], [2, 4], [4, 2], [8, 2], [2, 2], [4, 1], [8, 1], [16, 1]] as const;
+      for (const [ring, maxPieceMiB] of [...configs, ...[...configs].reverse()]) {
+        report({ kind: 'sweep', ring, maxPieceMiB, bytes, ...(await transfers(a, b, bytes, runs, { ring, maxPieceBytes: maxPieceMiB * MiB, minPieceBytes: Math.min(1, maxPieceMiB) * MiB })) });
+      }
+      return;
+    }
     report({ kind: 'stages', bytes, ...(await stages(a, b, bytes, runs)), cpus: cpus() });
     report({ kind: 'transfers', copier: 'first', bytes, ...(await transfers(a, b, bytes, runs)), cpus: cpus() });
     report({ kind: 'transfers', copier: 'fresh', bytes, ...(await transfers(a, b, bytes, runs)), cpus: cpus() });

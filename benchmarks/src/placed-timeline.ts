@@ -7,18 +7,20 @@
  * submitted), in ms from the run's start; writes the Chrome traces, one file per workload.
  *
  *   node dist/placed-timeline.mjs [--only embed-a2a,gemv-ar] [--dtype f32] [--size 4096] [--ranks 4] [--runs 5]
- *                                 [--min-piece-kib 64] [--ring 4] [--gpu-timestamps] [--fused-sequential] [--out DIR]
+ *                                 [--min-piece-kib 64] [--ring 4] [--gpu-timestamps] [--fused-sequential] [--busy-ms MS] [--out DIR]
  *
  * --min-piece-kib and --ring set the host copier's smallest piece and depth (PeerCopierOptions); the
  * trace files then carry them in their names. --gpu-timestamps draws each phase as the GPU timed it
  * (a query set per dispatch, which slows the recorded run; the host's clock alone otherwise).
  * --fused-sequential adds a fourth variant: the fused kernel (chunks within a device inside it) with
  * the sequential variant's phasing (no cut for the chunks between devices): what the cuts cost or gain.
+ * --busy-ms keeps both GPUs busy (burnGpus) that long right before the recorded run, so that it runs at
+ * the clocks of the suite's rounds, not at those an idle GPU drops to.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { BENCH_VARIANTS, traceRun, VARIANT_OPTIONS, type ChromeTrace, type WorkloadName } from '@syncopate/core';
+import { BENCH_VARIANTS, burnGpus, traceRun, VARIANT_OPTIONS, type ChromeTrace, type WorkloadName } from '@syncopate/core';
 import { openDevices } from '@syncopate/runtime';
 import { gpuShape } from './suite-shapes.js';
 
@@ -43,13 +45,14 @@ function timelineLines(trace: ChromeTrace): string[] {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, 'min-piece-kib': { type: 'string' }, ring: { type: 'string' }, 'gpu-timestamps': { type: 'boolean' }, 'fused-sequential': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, 'min-piece-kib': { type: 'string' }, ring: { type: 'string' }, 'gpu-timestamps': { type: 'boolean' }, 'fused-sequential': { type: 'boolean' }, 'busy-ms': { type: 'string' } } });
   const out = values.out ?? process.env['OUT'] ?? '.';
   const names = (values.only ?? 'embed-a2a,gemv-ar,ring-attn').split(',') as WorkloadName[];
   const dtype = values.dtype === 'f16' ? 'f16' : 'f32';
   const size = Number(values.size ?? 4096);
   const ranks = Number(values.ranks ?? 4);
   const runs = Number(values.runs ?? 5);
+  const busyMs = Number(values['busy-ms'] ?? 0);
   const peerCopy = {
     ...(values['min-piece-kib'] && { minPieceBytes: Number(values['min-piece-kib']) * 1024 }),
     ...(values.ring && { ring: Number(values.ring) }),
@@ -62,7 +65,7 @@ async function main(): Promise<void> {
       const variants = [...BENCH_VARIANTS.map((v) => [v, VARIANT_OPTIONS[v]] as const), ...(values['fused-sequential'] ? [['fused-sequential', { backend: 'auto', phasing: 'sequential' }] as const] : [])];
       for (const [variant, { backend, phasing }] of variants) {
         const { report, trace } = await traceRun(
-          { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, peerCopy, verifyRows: 16, timedRuns: runs, warmupRuns: 5 },
+          { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, peerCopy, verifyRows: 16, timedRuns: runs, warmupRuns: 5, ...(busyMs > 0 && { afterTimedRuns: async () => void (await burnGpus(devices.map((d) => d.device), busyMs)) }) },
           values['gpu-timestamps'] ?? false,
         );
         traces[variant] = trace;

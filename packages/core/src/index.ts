@@ -8,6 +8,7 @@ export * from './workloads/index.js';
 export * from './stats.js';
 export { fromHalfBits, toHalfBits } from './half.js';
 export * from './bench.js';
+export { burnGpus } from './gpu-burn.js';
 export { alignedTable, formatRunReport, runReportRows } from './report-format.js';
 export * from './plots.js';
 export * from './trace.js';
