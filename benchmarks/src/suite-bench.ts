@@ -9,7 +9,7 @@
  *
  *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--target simt|subgroup-matrix|auto]
  *                       [--ranks 2,4,8] [--reduction ring|one-shot] [--order chunk-arrival|row-major|grouped] [--no-sweeps]
- *                       [--devices 1,2 | --one-device] [--runs N] [--no-trace] [--ring N] [--max-piece-mib N] [--split N]
+ *                       [--devices 1,2 | --one-device] [--runs N] [--no-trace] [--ring N] [--max-piece-mib N]
  *
  * --ranks sets the rank counts of every workload on one device (default 2, 4, 8 for the GEMMs, 4 for
  * the others); --reduction the plan of gemm-rs and gemv-ar (default: the workloads' own); --order the
@@ -17,8 +17,7 @@
  * --devices which rows run: 1 (ranks sharing one device, = --one-device), 2 (ranks on two devices:
  * the GEMMs' 2 ranks, the others' 4), or both (the default); --runs the timed runs a variant (default
  * 20, 5 with --quick); --ring and --max-piece-mib the host copier's pieces in flight a transfer and
- * largest piece (PeerCopierOptions; its defaults otherwise); --split the two-device rows' phases that
- * run while a transfer is in flight cut into up to N dispatches (CodegenOptions.splitPhases).
+ * largest piece (PeerCopierOptions; its defaults otherwise).
  *
  * With --dtype f16 and --target auto (the default) the GEMMs take the subgroup-matrix (tensor core) path where the adapter has it.
  *
@@ -75,7 +74,7 @@ function hostCopyNote(reports: readonly BenchReport[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' }, ring: { type: 'string' }, 'max-piece-mib': { type: 'string' }, split: { type: 'string' } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' }, ring: { type: 'string' }, 'max-piece-mib': { type: 'string' } } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
@@ -122,7 +121,6 @@ async function main(): Promise<void> {
         target,
         ...reduction,
         peerCopy,
-        ...(values.split && { codegen: { splitPhases: Number(values.split) } }),
       };
       try {
         const shape = gpuShape(c.workload, c.ranks, size);

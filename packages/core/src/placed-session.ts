@@ -1,9 +1,9 @@
 /**
  * A kernel whose ranks are placed on several devices: one FusedSession per device, and the host
  * moving peer-copy chunks between them. Each device submits its phases in order; before a phase it
- * waits (bounded) until the chunks that land in it are on its queue and the phase two before it is
- * done, and right after submitting a phase it starts the transfers of the chunks that phase
- * completed. So the copy of one phase's chunks overlaps the next phases' compute on both devices.
+ * waits (bounded) until the chunks that land in it are on its queue, and right after submitting a
+ * phase it starts the transfers of the chunks that phase completed. So the copy of one phase's
+ * chunks overlaps the next phases' compute on both devices.
  */
 import { chunkTransfer, type ByteRun, type ChunkTransfer, type PlacedKernels } from '@syncopate/backends';
 import type { Module } from '@syncopate/ir';
@@ -47,9 +47,6 @@ function deferred(): Deferred {
   promise.catch(() => undefined); // a transfer nobody waited for must not become an unhandled rejection
   return { promise, resolve, reject };
 }
-
-/** Phases a device has on its queue at most (the one running and the next), so the GPU never waits for the host. */
-const QUEUED_PHASES = 2;
 
 export interface PlacedSessionOptions {
   /** Longest wait on any one GPU promise or transfer (default 30 s). */
@@ -155,9 +152,6 @@ export class PlacedSession {
         await Promise.all(phase.lands.map((c) => landed.get(c)!.promise));
         if (record && phase.lands.length > 0) record.waits.push({ device: d, phase: p, chunks: phase.lands, startMs: waitFrom, endMs: performance.now() });
         if (!(options.communicationOnly && phase.tiles.some((t) => t.count > 0))) {
-          // A device's one queue runs the transfers' copies in order with its phases: with few phases
-          // queued, a copy submitted now waits for those, not for every phase the host could submit.
-          if (overlap && running.length >= QUEUED_PHASES) await running[running.length - QUEUED_PHASES];
           const launched = session.launchPhase(p, { timing: record?.gpuTimestamps ?? false });
           running.push(record ? launched.then((result) => (record.dispatches.push({ device: d, phase: p, result }), result)) : launched);
           if (!overlap) await running[running.length - 1];

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { planPhases, type CodegenOptions } from '@syncopate/backends';
+import { planPhases } from '@syncopate/backends';
 import { openDevices, PeerCopier, PeerCopyError, type DeviceHandle } from '@syncopate/runtime';
 import { slowThenFailingCopy } from '../../runtime/test/fixtures/slow-then-failing-copy.js';
 import { compileOrThrow } from '../src/compile.js';
@@ -18,7 +18,7 @@ afterEach(() => handles?.forEach((h) => h.close()));
 const base = { dtype: 'f32', backend: 'auto', seed: 11, order: 'chunk-arrival' } as const;
 
 describe('ranks on several devices: peer-copy between them, gpu-signal within', () => {
-  const cases: (RunOptions & { devices: number; codegen?: CodegenOptions })[] = [];
+  const cases: (RunOptions & { devices: number })[] = [];
   for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
     cases.push({ ...base, workload, ranks: 2, devices: 2, shape: { m: 64, n: 32, k: 32 } });
     cases.push({ ...base, workload, ranks: 4, devices: 2, shape: { m: 64, n: 32, k: 32 } });
@@ -30,16 +30,12 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     cases.push({ ...base, workload, ranks: 5, devices: 4, ranksPerDevice: 2, shape: { m: 80, n: 32, k: 16 } });
     cases.push({ ...base, workload, ranks: 4, devices: 2, chunksPerRank: 2, shape: { m: 128, n: 32, k: 32 } });
     cases.push({ ...base, workload, ranks: 4, devices: 2, order: 'row-major', shape: { m: 64, n: 32, k: 32 } });
-    // Phases cut into parts while a transfer is in flight.
-    cases.push({ ...base, workload, ranks: 2, devices: 2, shape: { m: 1024, n: 256, k: 32 }, codegen: { splitPhases: 4 } });
   }
-  // ... and with gpu-signal chunks between ranks of one device waited on across the parts.
-  cases.push({ ...base, workload: 'a2a-gemm', ranks: 4, devices: 2, shape: { m: 512, n: 256, k: 64 }, codegen: { splitPhases: 4 } });
 
   it.each(cases)('$workload ranks=$ranks devices=$devices per-device=$ranksPerDevice chunks=$chunksPerRank order=$order', async (o) => {
     // A cold shader cache on a busy 2-core machine can hold a device's first phase for over 30 s: the
     // wait for its chunks is bounded, but by more than the default.
-    const report = await runWorkload({ ...o, handles: handles.slice(0, o.devices), codegen: { ...o.codegen, spinLimit: 1 << 16 }, timeoutMs: 110_000 });
+    const report = await runWorkload({ ...o, handles: handles.slice(0, o.devices), codegen: { spinLimit: 1 << 16 }, timeoutMs: 110_000 });
     expect(report.maxAbsError).toBe(0);
     expect(report.verified).toBe(true);
     expect(report.devices).toBe(Math.ceil(o.ranks / (o.ranksPerDevice ?? Math.ceil(o.ranks / o.devices))));
@@ -160,17 +156,6 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     }
   }, 120_000);
 
-  it('keeps at most two phases on a device queue, so a transfer copy waits for one phase at most', async () => {
-    const record = new RunRecording(false);
-    const shape = { m: 1024, n: 256, k: 32 };
-    await runWorkload({ ...base, workload: 'ag-gemm', ranks: 2, shape, handles: handles.slice(0, 2), codegen: { splitPhases: 4 }, afterTimedRuns: async (session) => void (await (session as PlacedSession).run({ record })) });
-    for (const device of [0, 1]) {
-      const phases = record.dispatches.filter((x) => x.device === device).sort((a, b) => a.phase - b.phase);
-      expect(phases.length).toBeGreaterThan(3);
-      for (let p = 2; p < phases.length; p++) expect(phases[p]!.result.submittedAtMs!).toBeGreaterThanOrEqual(phases[p - 2]!.result.doneAtMs!);
-    }
-  }, 120_000);
-
   it('submits the first phase on every device before any transfer starts', async () => {
     const record = new RunRecording(false);
     await runWorkload({
@@ -213,26 +198,6 @@ describe('phase cuts for chunks that leave a rank', () => {
     const combine = module.chunks.flatMap((c, i) => (c.tensor === 'Y' && rankDevice[c.src] !== rankDevice[c.dst] ? [i] : []));
     expect(combine.length).toBeGreaterThan(0);
     for (const c of combine) expect(plan.land[c]).toBeGreaterThan(lastTilePhase[rankDevice[module.chunks[c]!.dst]!]!);
-  });
-
-  it('splits a phase that runs beside a transfer between devices into parts, and no other', () => {
-    const gemm = getWorkload('ag-gemm').build({ ranks: 2, shape: { m: 1024, n: 256, k: 32 }, dtype: 'f32' });
-    const { module } = compileOrThrow(gemm.kernel, gemm.plan);
-    const whole = planPhases(module, [0, 1]);
-    const parts = planPhases(module, [0, 1], { split: 4 });
-    expect(planPhases(module, [0, 1], { split: 1 })).toEqual(whole);
-    expect(planPhases(module, [0, 1], { phasing: 'sequential', split: 4 })).toEqual(planPhases(module, [0, 1], { phasing: 'sequential' }));
-    for (const r of [0, 1]) {
-      // The shard sent at launch lands before the tiles that read it: the tiles before them (own
-      // shard, run while it is in flight) go in 4 dispatches, those after in one, as before.
-      const own = whole.tilePhase[r]!.filter((p) => p === 0).length;
-      const ownParts = parts.tilePhase[r]!.slice(0, own);
-      expect(new Set(ownParts).size).toBe(4);
-      expect(ownParts).toEqual([...ownParts].sort((a, b) => a - b));
-      expect(new Set(parts.tilePhase[r]!.slice(own)).size).toBe(new Set(whole.tilePhase[r]!.slice(own)).size);
-    }
-    const launch = module.chunks.map((_, i) => i).filter((i) => parts.comp[i] === -1);
-    for (const c of launch) expect(parts.land[c]).toBe(4);
   });
 
   it('a cut a chunk where peer-copy is forced within one device', () => {

@@ -103,18 +103,7 @@ export interface PhaseOptions {
    * tiles that make them (the kernel, then the collective).
    */
   readonly phasing?: 'overlap' | 'sequential';
-  /**
-   * With `overlap`: cut each phase that runs while a transfer between devices is in flight into up to
-   * this many dispatches, each rank's tiles of it in equal runs (default 1: no split). A device has
-   * one queue, so a transfer's copies (its read-backs at the source, its uploads at the destination)
-   * that the host submits while a phase runs wait for the whole phase; the runtime keeps few phases
-   * queued, and a split phase lets them in between its parts.
-   */
-  readonly split?: number;
 }
-
-/** A split phase's parts keep at least this many of each rank's tiles (a dispatch boundary costs). */
-const MIN_SPLIT_TILES = 8;
 
 export function planPhases(module: Module, rankDevice: readonly number[], options: PhaseOptions = {}): PhasePlan {
   const sequential = options.phasing === 'sequential';
@@ -138,95 +127,84 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
   });
   const byStep = chunks.map((_, i) => i).sort((a, b) => chunks[a]!.step - chunks[b]!.step || a - b);
 
-  // The least fixed point of the rules for these cuts (positions after which a rank's order is cut).
-  const settle = (cuts: readonly ReadonlySet<number>[]) => {
-    let tilePhase = tiles.map((t) => t.waits.map(() => 0));
-    const comp = chunks.map(() => -1);
-    const land = chunks.map(() => 0);
-    const pub = chunks.map(() => 0);
-    const limit = 4 + chunks.length + tiles.reduce((n, t) => n + t.waits.length, 0);
-    for (let iteration = 0; ; iteration++) {
-      if (iteration > limit) {
-        const names = chunks.filter((_, c) => remote(c)).map((c) => c.value.name);
-        throw new PhaseError(`the chunks ${names.map((n) => `%${n}`).join(', ')} cannot be put in phases: their waits form a cycle`, names);
-      }
-      // Per chunk, from the tile phases: when its source side and its destination side have stored.
-      const srcDone = chunks.map(() => -1);
-      const dstDone = chunks.map(() => -1);
-      tiles.forEach((t, r) =>
-        t.arrives.forEach((cs, i) => {
-          for (const c of cs) {
-            const side = chunks[c]!.src === r ? srcDone : dstDone;
-            side[c] = Math.max(side[c]!, tilePhase[r]![i]!);
-          }
-        }),
-      );
-      // Where a chunk's first waiter starts a phase: right after the tile before it, so that the
-      // transfer overlaps what comes before. Only for chunks nothing forwards: holding back one that
-      // is forwarded would hold back its whole chain, and around a ring, the tiles it started after.
-      const gate = chunks.map((c, i) => {
-        if (forwarded[i] || sequential) return undefined;
-        const first = tiles[c.dst]!.firstWaiter.get(i);
-        return first === undefined ? undefined : first === 0 ? 0 : tilePhase[c.dst]![first - 1]! + 1;
-      });
-      // A copy nobody on its device reads lands after the device's last tiles: landing it sooner would
-      // hold back a phase whose tiles (any local rank's) do not need it, while it is in flight.
-      const lastPhase = Array.from({ length: Math.max(...rankDevice) + 1 }, () => 0);
-      tilePhase.forEach((p, r) => (lastPhase[rankDevice[r]!] = Math.max(lastPhase[rankDevice[r]!]!, p[p.length - 1] ?? 0)));
-      for (const c of byStep) {
-        const chunk = chunks[c]!;
-        const fed = Math.max(-1, ...feeders[c]!.map((d) => pub[d]!));
-        if (!remote(c)) {
-          pub[c] = Math.max(0, srcDone[c]!, dstDone[c]!, fed);
-          continue;
-        }
-        comp[c] = Math.max(srcDone[c]!, fed);
-        // A reduce-add lands once the destination's own stores are done (so the wait for it holds back
-        // no compute); a copy nobody reads there, at the end, unless something forwards it.
-        const waited = tiles[chunk.dst]!.firstWaiter.has(c);
-        const at = gate[c] ?? (chunk.kind === 'reduce-add' ? dstDone[c]! + 1 : waited || forwarded[c] ? 0 : lastPhase[rankDevice[chunk.dst]!]! + 1);
-        // Phase numbers act as one clock for all devices: a chunk lands in a later phase than the one
-        // that completes it. Every wait between devices then points forward, so none can form a cycle
-        // (and a chain of forwards, as in a ring, gets a phase per link).
-        land[c] = Math.max(0, comp[c]! + 1, at);
-        pub[c] = Math.max(land[c]!, dstDone[c]!);
-      }
-      // Sequential: a device's tiles all start after the last peer-copy chunk any of them waits for.
-      const collectiveDone = Array.from({ length: Math.max(...rankDevice) + 1 }, () => 0);
-      if (sequential) {
-        tiles.forEach((t, r) =>
-          t.waits.forEach((cs) => cs.forEach((c) => remote(c) && (collectiveDone[rankDevice[r]!] = Math.max(collectiveDone[rankDevice[r]!]!, land[c]! + 1)))),
-        );
-      }
-      const next = tiles.map((t, r) => {
-        const phases: number[] = [];
-        t.waits.forEach((cs, i) => {
-          const previous = i === 0 ? collectiveDone[rankDevice[r]!]! : phases[i - 1]!;
-          let lo = previous;
-          if (i > 0 && cuts[r]!.has(i - 1)) lo = previous + 1;
-          for (const c of cs) {
-            if (!remote(c)) lo = Math.max(lo, pub[c]!);
-            else {
-              lo = Math.max(lo, land[c]!);
-              if (gate[c] !== undefined && t.firstWaiter.get(c) === i) lo = Math.max(lo, previous + 1);
-            }
-          }
-          phases.push(lo);
-        });
-        return phases;
-      });
-      const stable = next.every((p, r) => p.every((x, i) => x === tilePhase[r]![i]));
-      tilePhase = next;
-      if (stable) break;
+  let tilePhase = tiles.map((t) => t.waits.map(() => 0));
+  const comp = chunks.map(() => -1);
+  const land = chunks.map(() => 0);
+  const pub = chunks.map(() => 0);
+  const limit = 4 + chunks.length + tiles.reduce((n, t) => n + t.waits.length, 0);
+  for (let iteration = 0; ; iteration++) {
+    if (iteration > limit) {
+      const names = chunks.filter((_, c) => remote(c)).map((c) => c.value.name);
+      throw new PhaseError(`the chunks ${names.map((n) => `%${n}`).join(', ')} cannot be put in phases: their waits form a cycle`, names);
     }
-    return { tilePhase, comp, land, pub };
-  };
-
-  let { tilePhase, comp, land, pub } = settle(sendCuts);
-  const split = options.split ?? 1;
-  if (!sequential && split > 1) {
-    const splitCuts = splitPhaseCuts(tilePhase, comp, land, chunks.map((c, i) => (remote(i) && !isLocalRank(rankDevice, c.src, c.dst) ? [rankDevice[c.src]!, rankDevice[c.dst]!] : undefined)), rankDevice, split);
-    if (splitCuts.some((cuts) => cuts.size > 0)) ({ tilePhase, comp, land, pub } = settle(sendCuts.map((cuts, r) => new Set([...cuts, ...splitCuts[r]!]))));
+    // Per chunk, from the tile phases: when its source side and its destination side have stored.
+    const srcDone = chunks.map(() => -1);
+    const dstDone = chunks.map(() => -1);
+    tiles.forEach((t, r) =>
+      t.arrives.forEach((cs, i) => {
+        for (const c of cs) {
+          const side = chunks[c]!.src === r ? srcDone : dstDone;
+          side[c] = Math.max(side[c]!, tilePhase[r]![i]!);
+        }
+      }),
+    );
+    // Where a chunk's first waiter starts a phase: right after the tile before it, so that the
+    // transfer overlaps what comes before. Only for chunks nothing forwards: holding back one that
+    // is forwarded would hold back its whole chain, and around a ring, the tiles it started after.
+    const gate = chunks.map((c, i) => {
+      if (forwarded[i] || sequential) return undefined;
+      const first = tiles[c.dst]!.firstWaiter.get(i);
+      return first === undefined ? undefined : first === 0 ? 0 : tilePhase[c.dst]![first - 1]! + 1;
+    });
+    // A copy nobody on its device reads lands after the device's last tiles: landing it sooner would
+    // hold back a phase whose tiles (any local rank's) do not need it, while it is in flight.
+    const lastPhase = Array.from({ length: Math.max(...rankDevice) + 1 }, () => 0);
+    tilePhase.forEach((p, r) => (lastPhase[rankDevice[r]!] = Math.max(lastPhase[rankDevice[r]!]!, p[p.length - 1] ?? 0)));
+    for (const c of byStep) {
+      const chunk = chunks[c]!;
+      const fed = Math.max(-1, ...feeders[c]!.map((d) => pub[d]!));
+      if (!remote(c)) {
+        pub[c] = Math.max(0, srcDone[c]!, dstDone[c]!, fed);
+        continue;
+      }
+      comp[c] = Math.max(srcDone[c]!, fed);
+      // A reduce-add lands once the destination's own stores are done (so the wait for it holds back
+      // no compute); a copy nobody reads there, at the end, unless something forwards it.
+      const waited = tiles[chunk.dst]!.firstWaiter.has(c);
+      const at = gate[c] ?? (chunk.kind === 'reduce-add' ? dstDone[c]! + 1 : waited || forwarded[c] ? 0 : lastPhase[rankDevice[chunk.dst]!]! + 1);
+      // Phase numbers act as one clock for all devices: a chunk lands in a later phase than the one
+      // that completes it. Every wait between devices then points forward, so none can form a cycle
+      // (and a chain of forwards, as in a ring, gets a phase per link).
+      land[c] = Math.max(0, comp[c]! + 1, at);
+      pub[c] = Math.max(land[c]!, dstDone[c]!);
+    }
+    // Sequential: a device's tiles all start after the last peer-copy chunk any of them waits for.
+    const collectiveDone = Array.from({ length: Math.max(...rankDevice) + 1 }, () => 0);
+    if (sequential) {
+      tiles.forEach((t, r) =>
+        t.waits.forEach((cs) => cs.forEach((c) => remote(c) && (collectiveDone[rankDevice[r]!] = Math.max(collectiveDone[rankDevice[r]!]!, land[c]! + 1)))),
+      );
+    }
+    const next = tiles.map((t, r) => {
+      const phases: number[] = [];
+      t.waits.forEach((cs, i) => {
+        const previous = i === 0 ? collectiveDone[rankDevice[r]!]! : phases[i - 1]!;
+        let lo = previous;
+        if (i > 0 && sendCuts[r]!.has(i - 1)) lo = previous + 1;
+        for (const c of cs) {
+          if (!remote(c)) lo = Math.max(lo, pub[c]!);
+          else {
+            lo = Math.max(lo, land[c]!);
+            if (gate[c] !== undefined && t.firstWaiter.get(c) === i) lo = Math.max(lo, previous + 1);
+          }
+        }
+        phases.push(lo);
+      });
+      return phases;
+    });
+    const stable = next.every((p, r) => p.every((x, i) => x === tilePhase[r]![i]));
+    tilePhase = next;
+    if (stable) break;
   }
 
   const devices = Math.max(...rankDevice) + 1;
@@ -235,35 +213,4 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
   tilePhase.forEach((p, r) => p.forEach((x) => atLeast(rankDevice[r]!, x)));
   chunks.forEach((c, i) => atLeast(rankDevice[c.dst]!, remote(i) ? land[i]! : pub[i]!));
   return { tilePhase, route, comp, land, pub, phases };
-}
-
-/**
- * Cuts that split each rank's tiles of every phase during which a transfer between devices touching
- * its device is in flight (read after an earlier phase, landing before a later one) into up to
- * `parts` equal runs of at least MIN_SPLIT_TILES tiles.
- */
-function splitPhaseCuts(
-  tilePhase: readonly (readonly number[])[],
-  comp: readonly number[],
-  land: readonly number[],
-  between: readonly (readonly [number, number] | undefined)[],
-  rankDevice: readonly number[],
-  parts: number,
-): Set<number>[] {
-  const inFlight = (device: number, phase: number) =>
-    between.some((ends, c) => ends !== undefined && ends.includes(device) && comp[c]! < phase && phase < land[c]!);
-  return tilePhase.map((phases, r) => {
-    const cuts = new Set<number>();
-    for (let start = 0; start < phases.length; ) {
-      let end = start;
-      while (end < phases.length && phases[end] === phases[start]) end++;
-      const count = end - start;
-      const k = Math.min(parts, Math.floor(count / MIN_SPLIT_TILES));
-      if (k > 1 && inFlight(rankDevice[r]!, phases[start]!)) {
-        for (let j = 1; j < k; j++) cuts.add(start + Math.floor((j * count) / k) - 1);
-      }
-      start = end;
-    }
-    return cuts;
-  });
 }

@@ -61,8 +61,6 @@ export interface CodegenOptions {
   readonly partShape?: PartShape;
   /** How peer-copy chunks are put in phases (placement/phases.ts): `overlap` (default) or the `sequential` baseline. */
   readonly phasing?: 'overlap' | 'sequential';
-  /** With `overlap`: phases that run while a transfer between devices is in flight, cut into up to this many dispatches (PhaseOptions.split; default 1). */
-  readonly splitPhases?: number;
 }
 
 const UNARY: Record<string, (a: string, t: string) => string> = {
@@ -849,7 +847,7 @@ export function emitPlacedKernels(module: Module, rankDevice: readonly number[],
       const devices = Math.max(...placement) + 1;
       if (devices === 1) return E.right({ rankDevice: placement, devices: [forView(singleDeviceView(module, table))] });
     }
-    const phases = planPhases(module, placement, { ...(options.phasing && { phasing: options.phasing }), ...(options.splitPhases && { split: options.splitPhases }) });
+    const phases = planPhases(module, placement, options.phasing === undefined ? {} : { phasing: options.phasing });
     const devices = Array.from({ length: Math.max(...placement) + 1 }, (_, d) => forView(deviceView(module, table, phases, placement, d)));
     return E.right({ rankDevice: placement, devices, phases });
   } catch (e) {
