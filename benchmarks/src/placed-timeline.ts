@@ -65,7 +65,11 @@ async function main(): Promise<void> {
       const variants = [...BENCH_VARIANTS.map((v) => [v, VARIANT_OPTIONS[v]] as const), ...(values['fused-sequential'] ? [['fused-sequential', { backend: 'auto', phasing: 'sequential' }] as const] : [])];
       for (const [variant, { backend, phasing }] of variants) {
         const { report, trace } = await traceRun(
-          { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, peerCopy, verifyRows: 16, timedRuns: runs, warmupRuns: 5, ...(busyMs > 0 && { afterTimedRuns: async () => void (await burnGpus(devices.map((d) => d.device), busyMs)) }) },
+          { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, peerCopy, verifyRows: 16, timedRuns: runs, warmupRuns: 5, afterTimedRuns: async () => {
+            await burnGpus(devices.map((d) => d.device), busyMs);
+            // On the process's clock, as node --trace-gc stamps its lines: a pause within the recorded run shows.
+            console.log(`${workload} ${variant}: recorded run from ${performance.now().toFixed(1)} ms`);
+          } },
           values['gpu-timestamps'] ?? false,
         );
         traces[variant] = trace;
