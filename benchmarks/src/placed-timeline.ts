@@ -64,12 +64,13 @@ async function main(): Promise<void> {
       const traces: Record<string, ChromeTrace> = {};
       const variants = [...BENCH_VARIANTS.map((v) => [v, VARIANT_OPTIONS[v]] as const), ...(values['fused-sequential'] ? [['fused-sequential', { backend: 'auto', phasing: 'sequential' }] as const] : [])];
       for (const [variant, { backend, phasing }] of variants) {
+        const beforeRecordedRun = async () => {
+          await burnGpus(devices.map((d) => d.device), busyMs);
+          // On the process's clock, as node --trace-gc stamps its lines: a pause within the recorded run shows.
+          console.log(`${workload} ${variant}: recorded run from ${performance.now().toFixed(1)} ms`);
+        };
         const { report, trace } = await traceRun(
-          { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, peerCopy, verifyRows: 16, timedRuns: runs, warmupRuns: 5, afterTimedRuns: async () => {
-            await burnGpus(devices.map((d) => d.device), busyMs);
-            // On the process's clock, as node --trace-gc stamps its lines: a pause within the recorded run shows.
-            console.log(`${workload} ${variant}: recorded run from ${performance.now().toFixed(1)} ms`);
-          } },
+          { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, peerCopy, verifyRows: 16, timedRuns: runs, warmupRuns: 5, afterTimedRuns: beforeRecordedRun },
           values['gpu-timestamps'] ?? false,
         );
         traces[variant] = trace;

@@ -79,8 +79,9 @@ export class PlacedSession {
     const transfers = new Map<number, Route>();
     module.chunks.forEach((c, i) => {
       const [from, to] = [placed.rankDevice[c.src]!, placed.rankDevice[c.dst]!];
+      if (from === to) return;
       const landsBefore = placed.devices[to]!.view.phases.findIndex((p) => p.lands.includes(i));
-      if (from !== to) transfers.set(i, { ...chunkTransfer(c, i, tensors.find((t) => t.name === c.tensor)!), from, to, fromRank: c.src, toRank: c.dst, landsBefore });
+      transfers.set(i, { ...chunkTransfer(c, i, tensors.find((t) => t.name === c.tensor)!), from, to, fromRank: c.src, toRank: c.dst, landsBefore });
     });
     const sessions: FusedSession[] = [];
     try {
@@ -124,8 +125,9 @@ export class PlacedSession {
     // landing phase: each transfer costs host round trips (a map of the read-back, one of the upload
     // staging, per piece) on the one JS thread, whatever its size; but what one phase waits for
     // should not wait for what a later phase needs. The earliest landing goes first.
-    const send = (chunks: readonly number[]): Promise<void>[] =>
-      Object.values(RNEA.groupBy((t: Route) => `${t.to} ${t.tensor} ${t.landsBefore}`)([...chunks].sort((a, b) => this.transfers.get(a)!.landsBefore - this.transfers.get(b)!.landsBefore).map((c) => this.transfers.get(c)!))).map((group) => {
+    const send = (chunks: readonly number[]): Promise<void>[] => {
+      const routes = chunks.map((c) => this.transfers.get(c)!).sort((a, b) => a.landsBefore - b.landsBefore);
+      return Object.values(RNEA.groupBy((t: Route) => `${t.to} ${t.tensor} ${t.landsBefore}`)(routes)).map((group) => {
         const { from, to, tensor } = RNEA.head(group);
         const transfer = this.copier
           .copyRuns(
@@ -141,6 +143,7 @@ export class PlacedSession {
         transfers.push(transfer);
         return transfer;
       });
+    };
     const start = performance.now();
     const loops = this.placed.devices.map(async ({ view }, d) => {
       const session = this.sessions[d]!;

@@ -158,8 +158,8 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
     });
     // A copy nobody on its device reads lands after the device's last tiles: landing it sooner would
     // hold back a phase whose tiles (any local rank's) do not need it, while it is in flight.
-    const lastPhase = Array.from({ length: Math.max(...rankDevice) + 1 }, () => 0);
-    tilePhase.forEach((p, r) => (lastPhase[rankDevice[r]!] = Math.max(lastPhase[rankDevice[r]!]!, p[p.length - 1] ?? 0)));
+    const lastDevicePhase = Array.from({ length: Math.max(...rankDevice) + 1 }, () => 0);
+    tilePhase.forEach((p, r) => (lastDevicePhase[rankDevice[r]!] = Math.max(lastDevicePhase[rankDevice[r]!]!, p[p.length - 1] ?? 0)));
     for (const c of byStep) {
       const chunk = chunks[c]!;
       const fed = Math.max(-1, ...feeders[c]!.map((d) => pub[d]!));
@@ -171,7 +171,7 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
       // A reduce-add lands once the destination's own stores are done (so the wait for it holds back
       // no compute); a copy nobody reads there, at the end, unless something forwards it.
       const waited = tiles[chunk.dst]!.firstWaiter.has(c);
-      const at = gate[c] ?? (chunk.kind === 'reduce-add' ? dstDone[c]! + 1 : waited || forwarded[c] ? 0 : lastPhase[rankDevice[chunk.dst]!]! + 1);
+      const at = gate[c] ?? (chunk.kind === 'reduce-add' ? dstDone[c]! + 1 : waited || forwarded[c] ? 0 : lastDevicePhase[rankDevice[chunk.dst]!]! + 1);
       // Phase numbers act as one clock for all devices: a chunk lands in a later phase than the one
       // that completes it. Every wait between devices then points forward, so none can form a cycle
       // (and a chain of forwards, as in a ring, gets a phase per link).
