@@ -47,6 +47,8 @@ export interface BenchOptions extends Omit<RunWorkloadOptions, 'backend' | 'time
    * Over several devices: after each round a kernel that only computes (gpu-burn.ts) runs for this
    * many times the round's length, so that the GPUs spend most of the time computing and their clocks
    * stay where a busy job has them (benchVariantsInTurn). Default 2 where `warmupBusyMs` > 0 (GPUs), else 0.
+   * Where it is above 0 and the host exposes `gc` (`node --expose-gc`), a full collection runs first, so
+   * that none falls inside a round.
    */
   readonly busyBetweenRounds?: number;
 }
@@ -178,6 +180,17 @@ async function benchVariantsApart(o: BenchOptions): Promise<TimedVariants> {
   return { variants, last: last!, ...(commMs === undefined ? {} : { commMs }) };
 }
 
+/**
+ * A full collection where the host exposes one (`node --expose-gc`), between rounds rather than in
+ * them: every mapped range of a transfer is an ArrayBuffer of external memory, and the collections
+ * its pressure starts took 10–38 ms in a two-device run (benchmarks/peer-copy.md, call 10 of
+ * h200x2-2026-11-26d), far longer than a round's parts.
+ */
+function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (typeof gc === 'function') gc();
+}
+
 /** BenchOptions.busyBetweenRounds where the GPU's clocks move (warmupBusyMs > 0). */
 const DEFAULT_BUSY_BETWEEN_ROUNDS = 2;
 
@@ -246,6 +259,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
     const random = mulberry32(runs);
     for (let round = 0; round < runs; round++) {
       const ms = await runRound(shuffled(names, random), true);
+      if (busyFactor > 0) collectGarbage();
       await burnGpus(gpus, busyFactor * ms);
     }
   };

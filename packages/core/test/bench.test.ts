@@ -76,7 +76,13 @@ describe('the three variants of a workload', () => {
     const handles = await openDevices(2, { gpus: [], device: { requiredLimits: 'adapter-max' } });
     try {
       const seen: string[] = [];
-      const r = await benchWorkload({ workload: 'ag-gemm', ranks: 2, devices: 2, handles, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', order: 'chunk-arrival', seed: 3, runs: 3, warmup: 1, busyBetweenRounds: 1, onVariant: (v) => seen.push(v) });
+      // Where the host exposes a collector (node --expose-gc), it runs between the rounds, once each.
+      let collections = 0;
+      const host = globalThis as { gc?: () => void };
+      const exposed = host.gc;
+      host.gc = () => void collections++;
+      const r = await benchWorkload({ workload: 'ag-gemm', ranks: 2, devices: 2, handles, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', order: 'chunk-arrival', seed: 3, runs: 3, warmup: 1, busyBetweenRounds: 1, onVariant: (v) => seen.push(v) }).finally(() => (host.gc = exposed));
+      expect(collections).toBe(3);
       expect(seen).toEqual([...BENCH_VARIANTS, 'compute-only']);
       expect(r.devices).toBe(2);
       for (const v of BENCH_VARIANTS) {
