@@ -9,7 +9,8 @@
  *  - fused: chunks within a device move inside one dispatch (gpu-signal), between devices between
  *    phases (peer-copy): what `compile()` emits.
  */
-import { mulberry32, type BlockShape, type RunReport } from './workloads/index.js';
+import type { BlockShape, RunReport } from './workloads/index.js';
+import { mulberry32, shuffled } from './workloads/random.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { PeerCopier, placeRanks, type HostCopier } from '@syncopate/runtime';
 import { summarize, type Summary } from './stats.js';
@@ -193,16 +194,6 @@ function collectGarbage(): void {
 
 /** BenchOptions.busyBetweenRounds where the GPU's clocks move (warmupBusyMs > 0). */
 const DEFAULT_BUSY_BETWEEN_ROUNDS = 2;
-
-/** A copy of `items` in a random order (Fisher–Yates, drawing from `random`). */
-function shuffled<T>(items: readonly T[], random: () => number): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
 
 /**
  * The median over rounds of `numerator[r] / denominator[r]`: each round ran both parts back to back,

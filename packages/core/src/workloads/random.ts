@@ -17,6 +17,16 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
+/** A copy of `items` in a random order (Fisher–Yates, drawing from `random`, e.g. a mulberry32 stream). */
+export function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 /** murmur3's 32-bit finaliser: every input bit affects every output bit. */
 function fmix32(h: number): number {
   h ^= h >>> 16;
