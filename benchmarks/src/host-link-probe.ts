@@ -11,12 +11,15 @@
  *
  *   node dist/host-link-probe.mjs [--mib 32] [--runs 15] [--label TEXT] [--sweep]
  *
- * --sweep times only the transfers, with the copier's ring depth and largest piece swept (each
- * setting twice, the list forward then back, so drift shows).
+ * --sweep times only the transfers, with the copier's ring depth, largest piece and read-ahead swept
+ * (each setting twice, the list forward then back, so drift shows), and both ways again beside one
+ * submission of compute (~2 ms) on each device, submitted right after the transfers start, as a fused
+ * run's first phase is: the transfer should hide under it, not wait for it.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { hostCopier, jsHostCopy, openDevices, PeerCopier, type PeerCopierOptions, type PlacedDeviceHandle } from '@syncopate/runtime';
+import { burnGpus } from '@syncopate/core';
 import { timeEach } from './stats.js';
 
 const MiB = 1 << 20;
@@ -105,7 +108,7 @@ async function stages(a: PlacedDeviceHandle, b: PlacedDeviceHandle, bytes: numbe
   }
 }
 
-async function transfers(a: PlacedDeviceHandle, b: PlacedDeviceHandle, bytes: number, runs: number, options: PeerCopierOptions = {}) {
+async function transfers(a: PlacedDeviceHandle, b: PlacedDeviceHandle, bytes: number, runs: number, options: PeerCopierOptions = {}, besideCompute = false) {
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const [x, y] = [a, b].map((d) => d.device.createBuffer({ size: bytes, usage })) as [GPUBuffer, GPUBuffer];
   const copier = new PeerCopier(options);
@@ -118,6 +121,11 @@ async function transfers(a: PlacedDeviceHandle, b: PlacedDeviceHandle, bytes: nu
       oneToZero: await timeEach(runs, 3, otherWay),
       // Different buffers each way would be closer to the workload, but the bytes do not matter here.
       bothWays: await timeEach(runs, 3, () => Promise.all([oneWay(), otherWay()])),
+      // One burn submission a device (burnGpus's own size, ~2 ms), submitted after the transfers' first read-backs.
+      ...(besideCompute && {
+        computeAlone: await timeEach(runs, 3, () => burnGpus([a.device, b.device], 0.001)),
+        bothWaysBesideCompute: await timeEach(runs, 3, () => Promise.all([oneWay(), otherWay(), burnGpus([a.device, b.device], 0.001)])),
+      }),
     };
   } finally {
     copier.destroy();
@@ -136,10 +144,12 @@ async function main(): Promise<void> {
   try {
     const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
     if (values.sweep) {
-      // Pieces in flight and piece size: the staging a transfer keeps busy is ring x piece, each way.
-      const configs = [[4, 4], [8, 4], [2, 4], [4, 2], [8, 2], [2, 2], [4, 1], [8, 1], [16, 1]] as const;
-      for (const [ring, maxPieceMiB] of [...configs, ...[...configs].reverse()]) {
-        report({ kind: 'sweep', ring, maxPieceMiB, bytes, ...(await transfers(a, b, bytes, runs, { ring, maxPieceBytes: maxPieceMiB * MiB, minPieceBytes: Math.min(1, maxPieceMiB) * MiB })) });
+      // Pieces in flight, piece size and pieces read back ahead: host copies and uploads in flight are ring x piece, read-backs readAhead x piece.
+      const configs = [[4, 4, 4], [4, 4, 8], [2, 4, 8], [8, 4, 8], [4, 2, 8], [4, 2, 16]] as const;
+      await burnGpus([a.device, b.device], 200); // the burn kernel compiled and sized before anything is timed
+      for (const [ring, maxPieceMiB, readAhead] of [...configs, ...[...configs].reverse()]) {
+        const options = { ring, readAhead, maxPieceBytes: maxPieceMiB * MiB, minPieceBytes: Math.min(1, maxPieceMiB) * MiB };
+        report({ kind: 'sweep', ring, maxPieceMiB, readAhead, bytes, ...(await transfers(a, b, bytes, runs, options, true)) });
       }
       return;
     }

@@ -65,6 +65,14 @@ export interface PeerCopierOptions {
   readonly inFlight?: number;
   /** Pieces of one transfer in flight at once (the ring's depth); default 4. */
   readonly ring?: number;
+  /**
+   * Pieces of one transfer whose copy out of the source is submitted ahead of their host copy; default
+   * `ring`. A read-back submitted after the caller's next phase of compute maps only once that phase is
+   * done (a device's work completes in submission order), so reading further ahead keeps a transfer
+   * that starts before a phase from waiting for it. Upload staging grows to as many buffers, so a piece
+   * never waits for a buffer whose last upload is queued behind compute on the destination.
+   */
+  readonly readAhead?: number;
   /** Largest piece, a power of two; default 4 MiB. */
   readonly maxPieceBytes?: number;
   /**
@@ -82,6 +90,15 @@ function describe(handle: DeviceHandle): string {
   return placed.index !== undefined ? `device ${placed.index} (${placed.placement?.description ?? handle.adapterInfo.description})` : handle.adapterInfo.description || 'a device';
 }
 
+/** One piece's copy out of the source: its staging buffer and when it was mapped (host time). */
+interface Readback {
+  readonly buffer: GPUBuffer;
+  readonly startMs: number;
+  readonly mapped: Promise<number>;
+  /** Back in the pool (after its host copy, or the transfer's failure). */
+  given?: boolean;
+}
+
 const isPowerOfTwo = (n: number) => Number.isInteger(n) && n >= 4 && (n & (n - 1)) === 0;
 
 export class PeerCopier {
@@ -90,6 +107,7 @@ export class PeerCopier {
   private readonly timeoutMs: number;
   private readonly inFlight: number;
   private readonly ring: number;
+  private readonly readAhead: number;
   private readonly maxPieceBytes: number;
   private readonly minPieceBytes: number;
   /** How each piece's bytes cross the host: 'native' (libuv's thread pool) or 'js' (the JS thread). */
@@ -99,12 +117,14 @@ export class PeerCopier {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.inFlight = options.inFlight ?? 4;
     this.ring = options.ring ?? 4;
+    this.readAhead = options.readAhead ?? this.ring;
     this.maxPieceBytes = options.maxPieceBytes ?? 4 << 20;
     this.minPieceBytes = options.minPieceBytes ?? 1 << 20;
     this.hostCopy = options.hostCopy ?? hostCopier().copier;
-    for (const [name, n] of [['inFlight', this.inFlight], ['ring', this.ring]] as const) {
+    for (const [name, n] of [['inFlight', this.inFlight], ['ring', this.ring], ['readAhead', this.readAhead]] as const) {
       if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive integer, got ${n}`);
     }
+    if (this.readAhead < this.ring) throw new UsageError(`readAhead (${this.readAhead}) must be at least ring (${this.ring})`);
     if (!isPowerOfTwo(this.maxPieceBytes) || !isPowerOfTwo(this.minPieceBytes) || this.minPieceBytes > this.maxPieceBytes) {
       throw new UsageError(`piece sizes must be powers of two >= 4 with min <= max, got min ${this.minPieceBytes}, max ${this.maxPieceBytes}`);
     }
@@ -172,6 +192,22 @@ export class PeerCopier {
     const total = ranges.reduce((n, r) => n + r.bytes, 0);
     const size = pieceSize(total, this.ring, this.minPieceBytes, this.maxPieceBytes);
     const pieces = cutPieces(ranges, size);
+    const reads = this.readPool(source.device);
+    const readAhead = Math.min(this.readAhead, pieces.length);
+    // Per piece, its copy out of the source: submitted `readAhead` pieces ahead of the host copies.
+    const readbacks: Readback[] = [];
+    const readBack = (i: number) => {
+      const piece = pieces[i]!;
+      const startMs = performance.now();
+      const buffer = reads.take(size);
+      const out = source.device.createCommandEncoder({ label: 'peer-copy out' });
+      for (const s of piece.segments) out.copyBufferToBuffer(sourceBuffer, s.from, buffer, s.packed, s.bytes);
+      source.device.queue.submit([out.finish()]);
+      const mapped = withTimeout(buffer.mapAsync(GPUMapMode.READ, 0, piece.bytes), this.timeoutMs, 'peer copy: reading the source', source.device).then(() => performance.now());
+      mapped.catch(() => {}); // awaited by the piece's lane; not unhandled if the transfer fails first
+      readbacks[i] = { buffer, startMs, mapped };
+    };
+    for (let i = 0; i < readAhead; i++) readBack(i);
     let submittedMs = 0;
     let next = 0;
     const stages: PieceStages[] = [];
@@ -181,7 +217,9 @@ export class PeerCopier {
       while (next < pieces.length) {
         const i = next++;
         try {
-          const moved = await this.movePiece(source, sourceBuffer, target, targetBuffer, pieces[i]!, size);
+          const moved = await this.movePiece(readbacks[i]!, reads, target, targetBuffer, pieces[i]!, size, () => {
+            if (i + readAhead < pieces.length) readBack(i + readAhead);
+          });
           landed.push(moved.landed);
           stages[i] = moved.stages;
           submittedMs = Math.max(submittedMs, performance.now());
@@ -195,7 +233,13 @@ export class PeerCopier {
     // writes into a mapped range that the caller's clean-up (destroy) would otherwise unmap under it.
     const lanes = await Promise.allSettled(Array.from({ length: Math.min(this.ring, pieces.length) }, lane));
     const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
-    if (failed) throw failed.reason;
+    if (failed) {
+      // Read-backs submitted ahead that no lane reached go back to the pool once their maps settle.
+      const unread = readbacks.slice(next).filter((r): r is Readback => r !== undefined && !r.given);
+      await Promise.allSettled(unread.map((r) => r.mapped));
+      for (const r of unread) reads.give(r.buffer);
+      throw failed.reason;
+    }
     if (settle === 'done') {
       try {
         await withTimeout(Promise.all(landed), this.timeoutMs, 'peer copy: writing the destination', target.device);
@@ -206,43 +250,48 @@ export class PeerCopier {
     observe?.({ startMs, sourceMappedMs: stages[0]!.readMappedMs, submittedMs, ...(settle === 'done' ? { doneMs: performance.now() } : {}), pieces: stages });
   }
 
-  /** One piece: read back, host copy, upload submitted. `landed` settles once the upload is done (wrapped, so awaiting the piece does not wait for it). */
+  /**
+   * One piece whose read-back was submitted: host copy, upload submitted. `readbackFree` runs once the
+   * read-back buffer is back in its pool. `landed` settles once the upload is done (wrapped, so
+   * awaiting the piece does not wait for it).
+   */
   private async movePiece(
-    source: DeviceHandle,
-    sourceBuffer: GPUBuffer,
+    readback: Readback,
+    reads: ReadbackPool,
     target: DeviceHandle,
     targetBuffer: GPUBuffer,
     piece: Piece,
     stagingBytes: number,
+    readbackFree: () => void,
   ): Promise<{ readonly landed: Promise<void>; readonly stages: PieceStages }> {
-    const startMs = performance.now();
-    let readMappedMs = 0;
     let stagingReadyMs = 0;
     let stages: PieceStages;
-    const src = source.device;
     const dst = target.device;
-    const reads = this.readPool(src);
     const uploads = this.uploadPool(dst);
-    const readback = reads.take(stagingBytes);
-    const upload = uploads.take(stagingBytes);
+    const upload = uploads.take(stagingBytes, this.readAhead);
     try {
-      const out = src.createCommandEncoder({ label: 'peer-copy out' });
-      for (const s of piece.segments) out.copyBufferToBuffer(sourceBuffer, s.from, readback, s.packed, s.bytes);
-      src.queue.submit([out.finish()]);
-      await Promise.all([
-        withTimeout(readback.mapAsync(GPUMapMode.READ, 0, piece.bytes), this.timeoutMs, 'peer copy: reading the source', src).then(() => (readMappedMs = performance.now())),
+      const [readMappedMs] = await Promise.all([
+        readback.mapped,
         withTimeout(upload.ready, this.timeoutMs, 'peer copy: mapping the destination staging', dst).then(() => (stagingReadyMs = performance.now())),
       ]);
-      // Both ranges stay mapped until the copy has settled: they are unmapped below, after it.
-      await this.hostCopy.copy(new Uint8Array(upload.buffer.getMappedRange(0, piece.bytes)), new Uint8Array(readback.getMappedRange(0, piece.bytes)));
+      // Both ranges stay mapped until the copy has settled: they are unmapped after it.
+      await this.hostCopy.copy(new Uint8Array(upload.buffer.getMappedRange(0, piece.bytes)), new Uint8Array(readback.buffer.getMappedRange(0, piece.bytes)));
       const copiedMs = performance.now();
+      readback.given = true;
+      reads.give(readback.buffer);
+      readbackFree();
       upload.buffer.unmap();
       const into = dst.createCommandEncoder({ label: 'peer-copy in' });
       for (const s of piece.segments) into.copyBufferToBuffer(upload.buffer, s.packed, targetBuffer, s.to, s.bytes);
       dst.queue.submit([into.finish()]);
-      stages = { startMs, readMappedMs, stagingReadyMs, copiedMs, submittedMs: performance.now() };
+      stages = { startMs: readback.startMs, readMappedMs, stagingReadyMs, copiedMs, submittedMs: performance.now() };
     } finally {
-      reads.give(readback);
+      if (!readback.given) {
+        // A failure before the host copy: the read-back's map may still be pending.
+        readback.given = true;
+        await readback.mapped.catch(() => {});
+        reads.give(readback.buffer);
+      }
       // Mapped again at once: ready for the next piece, and its resolving says this upload is done.
       uploads.give(upload);
     }

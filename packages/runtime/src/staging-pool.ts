@@ -42,14 +42,22 @@ export class ReadbackPool {
 /** Upload buffers (MAP_WRITE | COPY_SRC), created mapped and mapped again as soon as given back. */
 export class UploadPool {
   private readonly free = new Map<number, UploadStaging[]>();
+  private readonly createdOf = new Map<number, number>();
   created = 0;
 
   constructor(private readonly device: GPUDevice) {}
 
-  take(size: number): UploadStaging {
-    const staging = this.free.get(size)?.pop();
-    if (staging) return staging;
+  /**
+   * A buffer already mapped if one is free; else, while fewer than `limit` of this size exist, a new
+   * one (created mapped); else the free one given back first (the first to be done with its upload).
+   */
+  take(size: number, limit = 1): UploadStaging {
+    const free = this.free.get(size) ?? [];
+    const mapped = free.findIndex((s) => s.buffer.mapState === 'mapped');
+    if (mapped >= 0) return free.splice(mapped, 1)[0]!;
+    if (free.length > 0 && (this.createdOf.get(size) ?? 0) >= limit) return free.shift()!;
     this.created++;
+    this.createdOf.set(size, (this.createdOf.get(size) ?? 0) + 1);
     const buffer = this.device.createBuffer({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true, label: 'peer-copy upload' });
     return { buffer, ready: Promise.resolve() };
   }
@@ -69,5 +77,6 @@ export class UploadPool {
   destroy(): void {
     for (const list of this.free.values()) for (const s of list) s.buffer.destroy();
     this.free.clear();
+    this.createdOf.clear();
   }
 }

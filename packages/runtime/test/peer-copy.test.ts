@@ -140,20 +140,49 @@ describe.skipIf(!hasWebGPU)('PeerCopier', () => {
     target.destroy();
   });
 
-  it('passes a failed piece on only once the host copies of the other pieces have settled', async () => {
+  it.each([2, 4])('passes a failed piece on only once the host copies of the other pieces have settled (read-ahead %i)', async (readAhead) => {
     const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
-    const n = 2048;
+    const n = 4096;
     const source = bufferWith(a.device, new Uint32Array(n));
     const target = bufferWith(b.device, new Uint32Array(n));
     // The first piece's copy takes 100 ms (as on another thread); the second fails at once.
     const { hostCopy, inFlight } = slowThenFailingCopy(100);
-    const copier = new PeerCopier({ ring: 2, minPieceBytes: 4096, maxPieceBytes: 4096, hostCopy });
+    const copier = new PeerCopier({ ring: 2, readAhead, minPieceBytes: 4096, maxPieceBytes: 4096, hostCopy });
     const copying = copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: n * 4 }]);
     await expect(copying).rejects.toThrow(PeerCopyError);
     expect(inFlight()).toBe(0);
+    // Read-backs submitted ahead that no lane reached were unmapped and pooled, not left mapped.
+    await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: 4096 }], 'done');
     copier.destroy();
     source.destroy();
     target.destroy();
+  });
+
+  it('reads pieces back `readAhead` ahead of the host copies, so none waits for work submitted after the transfer starts', async () => {
+    const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    const n = 6 * 256;
+    const data = Uint32Array.from({ length: n }, () => (Math.random() * 2 ** 32) >>> 0);
+    const source = bufferWith(a.device, data);
+    // Each host copy takes 20 ms, so the order of the steps does not depend on the GPU's speed.
+    const slowCopy = { kind: 'js' as const, copy: (dst: Uint8Array, src: Uint8Array) => new Promise<void>((resolve) => setTimeout(() => (dst.set(src), resolve()), 20)) };
+    const startsBeforeFirstCopy = async (readAhead: number) => {
+      const target = bufferWith(b.device, new Uint32Array(n));
+      const copier = new PeerCopier({ ring: 2, readAhead, minPieceBytes: 1024, maxPieceBytes: 1024, hostCopy: slowCopy });
+      let stages: TransferStages | undefined;
+      await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: n * 4 }], 'done', (s) => (stages = s));
+      expect(await read(b.device, target)).toEqual(data);
+      copier.destroy();
+      target.destroy();
+      return stages!.pieces.filter((p) => p.startMs <= stages!.pieces[0]!.copiedMs).length;
+    };
+    // Six 1 KiB pieces: all six read back before the first host copy is over, against the ring's two.
+    expect(await startsBeforeFirstCopy(6)).toBe(6);
+    expect(await startsBeforeFirstCopy(2)).toBe(2);
+    source.destroy();
+  });
+
+  it('rejects a read-ahead shorter than the ring', () => {
+    expect(() => new PeerCopier({ ring: 4, readAhead: 2 })).toThrow(UsageError);
   });
 
   it('moves a transfer of 1 MiB or less as one piece by default', async () => {
