@@ -125,6 +125,8 @@ export class PlacedSession {
     // landing phase: each transfer costs host round trips (a map of the read-back, one of the upload
     // staging, per piece) on the one JS thread, whatever its size; but what one phase waits for
     // should not wait for what a later phase needs. The earliest landing goes first.
+    // A plan cut for overlap submits compute beside its transfers (PeerCopierOptions.besideCompute).
+    const flow = this.placed.phases?.phasing === 'sequential' ? 'alone' : 'beside-compute';
     const send = (chunks: readonly number[]): Promise<void>[] => {
       const routes = chunks.map((c) => this.transfers.get(c)!).sort((a, b) => a.landsBefore - b.landsBefore);
       return Object.values(RNEA.groupBy((t: Route) => `${t.to} ${t.tensor} ${t.landsBefore}`)(routes)).map((group) => {
@@ -138,6 +140,7 @@ export class PlacedSession {
             overlap && !options.communicationOnly ? 'submitted' : 'done',
             record && ((stages) => group.forEach((t) => record.transfers.push({ ...stages, chunk: t.chunk, name: t.name, from, to, bytes: t.bytes, byteRuns: t.runs.length }))),
             `of ${group.map((t) => `chunk ${t.chunk} %${t.name} (rank ${t.fromRank} -> rank ${t.toRank})`).join(', ')}`,
+            flow,
           )
           .then(() => group.forEach((t) => landed.get(t.chunk)!.resolve()), fail);
         transfers.push(transfer);

@@ -156,6 +156,26 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     }
   }, 120_000);
 
+  it('moves the transfers of a plan cut for overlap beside compute, those of a sequential plan alone', async () => {
+    /** The flow every transfer asked for. */
+    class FlowSpy extends PeerCopier {
+      readonly asked: string[] = [];
+      override copyRuns(...args: Parameters<PeerCopier['copyRuns']>): Promise<void> {
+        this.asked.push(args[6] ?? 'alone');
+        return super.copyRuns(...args);
+      }
+    }
+    const flowsOf = async (phasing: 'overlap' | 'sequential') => {
+      const copier = new FlowSpy();
+      const report = await runWorkload({ ...base, workload: 'ag-gemm', ranks: 2, shape: agShape, handles: handles.slice(0, 2), codegen: { phasing }, copier });
+      copier.destroy();
+      expect(report.maxAbsError).toBe(0);
+      return new Set(copier.asked);
+    };
+    expect(await flowsOf('overlap')).toEqual(new Set(['beside-compute']));
+    expect(await flowsOf('sequential')).toEqual(new Set(['alone']));
+  }, 120_000);
+
   it('submits the first phase on every device before any transfer starts', async () => {
     const record = new RunRecording(false);
     await runWorkload({

@@ -63,16 +63,18 @@ export interface PeerCopierOptions {
   readonly timeoutMs?: number;
   /** Transfers in flight at once in `copyAll`; default 4. */
   readonly inFlight?: number;
-  /** Pieces of one transfer in flight at once (the ring's depth); default 4. */
+  /** Pieces of one transfer in flight at once (the ring's depth) when it runs alone; default 4. */
   readonly ring?: number;
-  /**
-   * Pieces of one transfer whose copy out of the source is submitted ahead of their host copy; default
-   * `ring`. A read-back submitted after the caller's next phase of compute maps only once that phase is
-   * done (a device's work completes in submission order), so reading further ahead keeps a transfer
-   * that starts before a phase from waiting for it. Upload staging grows to as many buffers, so a piece
-   * never waits for a buffer whose last upload is queued behind compute on the destination.
-   */
+  /** Pieces of one transfer read back ahead of their host copy when it runs alone; default `ring`. */
   readonly readAhead?: number;
+  /**
+   * The flow of a transfer with compute queued beside it (`copyRuns`'s `flow`); default 2 pieces in
+   * flight, 8 read back ahead. A read-back submitted after the next phase of compute maps only once
+   * that phase is done (a device's work completes in submission order), so such a transfer reads its
+   * pieces back before the phase goes in; fewer host copies at once then keep the transfer as fast as
+   * alone (two H200s: 32 MiB both ways beside one compute submission, benchmarks/peer-copy.md).
+   */
+  readonly besideCompute?: Partial<TransferFlow>;
   /** Largest piece, a power of two; default 4 MiB. */
   readonly maxPieceBytes?: number;
   /**
@@ -88,6 +90,17 @@ export interface PeerCopierOptions {
 function describe(handle: DeviceHandle): string {
   const placed = handle as DeviceHandle & { index?: number; placement?: { description: string } };
   return placed.index !== undefined ? `device ${placed.index} (${placed.placement?.description ?? handle.adapterInfo.description})` : handle.adapterInfo.description || 'a device';
+}
+
+/**
+ * How many pieces of one transfer are in flight: host copies and uploads (`ring`), and read-backs
+ * (`readAhead`, at least `ring`: a piece's read-back is submitted before its lane takes it). Upload
+ * staging grows to `readAhead` buffers, so a piece never waits for one whose upload is queued behind
+ * compute on the destination.
+ */
+export interface TransferFlow {
+  readonly ring: number;
+  readonly readAhead: number;
 }
 
 /** One piece's copy out of the source: its staging buffer and when it was mapped (host time). */
@@ -106,8 +119,8 @@ export class PeerCopier {
   private readonly uploadPools = new Map<GPUDevice, UploadPool>();
   private readonly timeoutMs: number;
   private readonly inFlight: number;
-  private readonly ring: number;
-  private readonly readAhead: number;
+  /** Transfers alone and transfers beside compute (`copyRuns`'s `flow`). */
+  private readonly flows: Readonly<Record<'alone' | 'beside-compute', TransferFlow>>;
   private readonly maxPieceBytes: number;
   private readonly minPieceBytes: number;
   /** How each piece's bytes cross the host: 'native' (libuv's thread pool) or 'js' (the JS thread). */
@@ -116,15 +129,21 @@ export class PeerCopier {
   constructor(options: PeerCopierOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.inFlight = options.inFlight ?? 4;
-    this.ring = options.ring ?? 4;
-    this.readAhead = options.readAhead ?? this.ring;
+    const ring = options.ring ?? 4;
+    const beside = options.besideCompute ?? {};
+    this.flows = {
+      alone: { ring, readAhead: options.readAhead ?? ring },
+      'beside-compute': { ring: beside.ring ?? 2, readAhead: beside.readAhead ?? 8 },
+    };
     this.maxPieceBytes = options.maxPieceBytes ?? 4 << 20;
     this.minPieceBytes = options.minPieceBytes ?? 1 << 20;
     this.hostCopy = options.hostCopy ?? hostCopier().copier;
-    for (const [name, n] of [['inFlight', this.inFlight], ['ring', this.ring], ['readAhead', this.readAhead]] as const) {
-      if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive integer, got ${n}`);
+    if (!Number.isInteger(this.inFlight) || this.inFlight < 1) throw new UsageError(`inFlight must be a positive integer, got ${this.inFlight}`);
+    for (const [name, flow] of Object.entries(this.flows)) {
+      if (!Number.isInteger(flow.ring) || flow.ring < 1 || !Number.isInteger(flow.readAhead) || flow.readAhead < flow.ring) {
+        throw new UsageError(`${name}: ring must be a positive integer and readAhead an integer at least ring, got ring ${flow.ring}, readAhead ${flow.readAhead}`);
+      }
     }
-    if (this.readAhead < this.ring) throw new UsageError(`readAhead (${this.readAhead}) must be at least ring (${this.ring})`);
     if (!isPowerOfTwo(this.maxPieceBytes) || !isPowerOfTwo(this.minPieceBytes) || this.minPieceBytes > this.maxPieceBytes) {
       throw new UsageError(`piece sizes must be powers of two >= 4 with min <= max, got min ${this.minPieceBytes}, max ${this.maxPieceBytes}`);
     }
@@ -152,7 +171,7 @@ export class PeerCopier {
     if (c.bytes % 4 !== 0 || c.bytes <= 0 || c.from.offset % 4 !== 0 || c.to.offset % 4 !== 0) {
       throw new UsageError(`peer copy of ${c.bytes} bytes at offsets ${c.from.offset} -> ${c.to.offset}: sizes and offsets must be positive multiples of 4`);
     }
-    await this.move(c.from.device, c.from.buffer, c.to.device, c.to.buffer, [{ from: c.from.offset, to: c.to.offset, bytes: c.bytes }], 'done', undefined, `of ${c.bytes} bytes`);
+    await this.move(c.from.device, c.from.buffer, c.to.device, c.to.buffer, [{ from: c.from.offset, to: c.to.offset, bytes: c.bytes }], 'done', undefined, `of ${c.bytes} bytes`, this.flows.alone);
   }
 
   /**
@@ -160,7 +179,8 @@ export class PeerCopier {
    * resolves once every copy into `to` is on the destination's queue: work submitted there afterwards
    * sees the bytes, and the caller need not wait for the queue to drain. `observe`, if given, gets the
    * host times of the transfer's stages once it has settled. `label` names the transfer in errors
-   * (e.g. "chunk 3 (rank 0 -> rank 1)").
+   * (e.g. "chunk 3 (rank 0 -> rank 1)"). `flow` 'beside-compute' is for a transfer the caller submits
+   * compute beside, on either device, while it is in flight (PeerCopierOptions.besideCompute).
    */
   async copyRuns(
     from: { readonly device: DeviceHandle; readonly buffer: GPUBuffer },
@@ -169,13 +189,14 @@ export class PeerCopier {
     settle: 'done' | 'submitted' = 'done',
     observe?: (stages: TransferStages) => void,
     label?: string,
+    flow: 'alone' | 'beside-compute' = 'alone',
   ): Promise<void> {
     const bad = runs.find((r) => r.bytes % 4 !== 0 || r.bytes <= 0 || r.offset % 4 !== 0);
     if (bad || runs.length === 0) {
       throw new UsageError(`peer copy: runs must be non-empty, with offsets and sizes positive multiples of 4${bad ? `, got ${bad.bytes} bytes at ${bad.offset}` : ''}`);
     }
     const ranges = runs.map((r) => ({ from: r.offset, to: r.offset, bytes: r.bytes }));
-    await this.move(from.device, from.buffer, to.device, to.buffer, ranges, settle, observe, label ?? `of ${ranges.reduce((n, r) => n + r.bytes, 0)} bytes`);
+    await this.move(from.device, from.buffer, to.device, to.buffer, ranges, settle, observe, label ?? `of ${ranges.reduce((n, r) => n + r.bytes, 0)} bytes`, this.flows[flow]);
   }
 
   private async move(
@@ -187,15 +208,21 @@ export class PeerCopier {
     settle: 'done' | 'submitted',
     observe: ((stages: TransferStages) => void) | undefined,
     label: string,
+    flow: TransferFlow,
   ): Promise<void> {
     const startMs = performance.now();
     const total = ranges.reduce((n, r) => n + r.bytes, 0);
-    const size = pieceSize(total, this.ring, this.minPieceBytes, this.maxPieceBytes);
+    // Cut by the alone flow's ring in either flow: the same pieces, so the same pooled staging.
+    const size = pieceSize(total, this.flows.alone.ring, this.minPieceBytes, this.maxPieceBytes);
     const pieces = cutPieces(ranges, size);
     const reads = this.readPool(source.device);
-    const readAhead = Math.min(this.readAhead, pieces.length);
-    // Per piece, its copy out of the source: submitted `readAhead` pieces ahead of the host copies.
+    // Per piece, its copy out of the source, submitted in piece order `readAhead` pieces ahead of the
+    // host copies done so far, and at the latest when a lane takes the piece.
     const readbacks: Readback[] = [];
+    let copied = 0;
+    const readBackUpTo = (last: number) => {
+      for (let i = readbacks.length; i <= Math.min(last, pieces.length - 1); i++) readBack(i);
+    };
     const readBack = (i: number) => {
       const piece = pieces[i]!;
       const startMs = performance.now();
@@ -207,7 +234,7 @@ export class PeerCopier {
       mapped.catch(() => {}); // awaited by the piece's lane; not unhandled if the transfer fails first
       readbacks[i] = { buffer, startMs, mapped };
     };
-    for (let i = 0; i < readAhead; i++) readBack(i);
+    readBackUpTo(flow.readAhead - 1);
     let submittedMs = 0;
     let next = 0;
     const stages: PieceStages[] = [];
@@ -217,9 +244,8 @@ export class PeerCopier {
       while (next < pieces.length) {
         const i = next++;
         try {
-          const moved = await this.movePiece(readbacks[i]!, reads, target, targetBuffer, pieces[i]!, size, () => {
-            if (i + readAhead < pieces.length) readBack(i + readAhead);
-          });
+          readBackUpTo(i);
+          const moved = await this.movePiece(readbacks[i]!, reads, target, targetBuffer, pieces[i]!, size, flow.readAhead, () => readBackUpTo(++copied + flow.readAhead - 1));
           landed.push(moved.landed);
           stages[i] = moved.stages;
           submittedMs = Math.max(submittedMs, performance.now());
@@ -231,11 +257,11 @@ export class PeerCopier {
     };
     // Every lane settles before a failure is passed on: a host copy still running on another thread
     // writes into a mapped range that the caller's clean-up (destroy) would otherwise unmap under it.
-    const lanes = await Promise.allSettled(Array.from({ length: Math.min(this.ring, pieces.length) }, lane));
+    const lanes = await Promise.allSettled(Array.from({ length: Math.min(flow.ring, pieces.length) }, lane));
     const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
     if (failed) {
       // Read-backs submitted ahead that no lane reached go back to the pool once their maps settle.
-      const unread = readbacks.slice(next).filter((r): r is Readback => r !== undefined && !r.given);
+      const unread = readbacks.filter((r) => !r.given);
       await Promise.allSettled(unread.map((r) => r.mapped));
       for (const r of unread) reads.give(r.buffer);
       throw failed.reason;
@@ -251,8 +277,8 @@ export class PeerCopier {
   }
 
   /**
-   * One piece whose read-back was submitted: host copy, upload submitted. `readbackFree` runs once the
-   * read-back buffer is back in its pool. `landed` settles once the upload is done (wrapped, so
+   * One piece whose read-back was submitted: host copy, upload submitted, its staging one of up to
+   * `uploadStaging` of its size. `readbackFree` runs once the read-back buffer is back in its pool. `landed` settles once the upload is done (wrapped, so
    * awaiting the piece does not wait for it).
    */
   private async movePiece(
@@ -262,13 +288,14 @@ export class PeerCopier {
     targetBuffer: GPUBuffer,
     piece: Piece,
     stagingBytes: number,
+    uploadStaging: number,
     readbackFree: () => void,
   ): Promise<{ readonly landed: Promise<void>; readonly stages: PieceStages }> {
     let stagingReadyMs = 0;
     let stages: PieceStages;
     const dst = target.device;
     const uploads = this.uploadPool(dst);
-    const upload = uploads.take(stagingBytes, this.readAhead);
+    const upload = uploads.take(stagingBytes, uploadStaging);
     try {
       const [readMappedMs] = await Promise.all([
         readback.mapped,

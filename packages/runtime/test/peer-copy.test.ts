@@ -165,24 +165,43 @@ describe.skipIf(!hasWebGPU)('PeerCopier', () => {
     const source = bufferWith(a.device, data);
     // Each host copy takes 20 ms, so the order of the steps does not depend on the GPU's speed.
     const slowCopy = { kind: 'js' as const, copy: (dst: Uint8Array, src: Uint8Array) => new Promise<void>((resolve) => setTimeout(() => (dst.set(src), resolve()), 20)) };
-    const startsBeforeFirstCopy = async (readAhead: number) => {
+    const copier = new PeerCopier({ ring: 2, minPieceBytes: 1024, maxPieceBytes: 1024, besideCompute: { ring: 2, readAhead: 6 }, hostCopy: slowCopy });
+    const startsBeforeFirstCopy = async (flow: 'alone' | 'beside-compute') => {
       const target = bufferWith(b.device, new Uint32Array(n));
-      const copier = new PeerCopier({ ring: 2, readAhead, minPieceBytes: 1024, maxPieceBytes: 1024, hostCopy: slowCopy });
       let stages: TransferStages | undefined;
-      await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: n * 4 }], 'done', (s) => (stages = s));
+      await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: n * 4 }], 'done', (s) => (stages = s), undefined, flow);
       expect(await read(b.device, target)).toEqual(data);
-      copier.destroy();
       target.destroy();
       return stages!.pieces.filter((p) => p.startMs <= stages!.pieces[0]!.copiedMs).length;
     };
-    // Six 1 KiB pieces: all six read back before the first host copy is over, against the ring's two.
-    expect(await startsBeforeFirstCopy(6)).toBe(6);
-    expect(await startsBeforeFirstCopy(2)).toBe(2);
+    // Six 1 KiB pieces: beside compute all six are read back before the first host copy is over;
+    // alone, the ring's two.
+    expect(await startsBeforeFirstCopy('beside-compute')).toBe(6);
+    expect(await startsBeforeFirstCopy('alone')).toBe(2);
+    copier.destroy();
     source.destroy();
   });
 
-  it('rejects a read-ahead shorter than the ring', () => {
+  it('moves every piece when later host copies finish before earlier ones', async () => {
+    const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    const n = 8 * 256;
+    const data = Uint32Array.from({ length: n }, () => (Math.random() * 2 ** 32) >>> 0);
+    const source = bufferWith(a.device, data);
+    const target = bufferWith(b.device, new Uint32Array(n));
+    // The first copy of each pair is the slow one: the lane with the second piece comes back first.
+    let calls = 0;
+    const unevenCopy = { kind: 'js' as const, copy: (dst: Uint8Array, src: Uint8Array) => new Promise<void>((resolve) => setTimeout(() => (dst.set(src), resolve()), calls++ % 2 === 0 ? 30 : 1)) };
+    const copier = new PeerCopier({ ring: 2, readAhead: 2, minPieceBytes: 1024, maxPieceBytes: 1024, hostCopy: unevenCopy });
+    await copier.copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: n * 4 }]);
+    expect(await read(b.device, target)).toEqual(data);
+    copier.destroy();
+    source.destroy();
+    target.destroy();
+  });
+
+  it('rejects a read-ahead shorter than the ring, alone or beside compute', () => {
     expect(() => new PeerCopier({ ring: 4, readAhead: 2 })).toThrow(UsageError);
+    expect(() => new PeerCopier({ besideCompute: { ring: 4, readAhead: 3 } })).toThrow(/beside-compute/);
   });
 
   it('moves a transfer of 1 MiB or less as one piece by default', async () => {

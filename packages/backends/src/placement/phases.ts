@@ -38,6 +38,8 @@ export interface PhasePlan {
   readonly pub: readonly number[];
   /** Per device: its phase count. */
   readonly phases: readonly number[];
+  /** How it was cut (PhaseOptions.phasing): 'overlap' runs transfers beside compute, 'sequential' never. */
+  readonly phasing: 'overlap' | 'sequential';
 }
 
 export class PhaseError extends Error {
@@ -212,5 +214,5 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
   const atLeast = (device: number, phase: number) => (phases[device] = Math.max(phases[device]!, phase + 1));
   tilePhase.forEach((p, r) => p.forEach((x) => atLeast(rankDevice[r]!, x)));
   chunks.forEach((c, i) => atLeast(rankDevice[c.dst]!, remote(i) ? land[i]! : pub[i]!));
-  return { tilePhase, route, comp, land, pub, phases };
+  return { tilePhase, route, comp, land, pub, phases, phasing: sequential ? 'sequential' : 'overlap' };
 }
