@@ -68,11 +68,12 @@ export interface PeerCopierOptions {
   /** Pieces of one transfer read back ahead of their host copy when it runs alone; default `ring`. */
   readonly readAhead?: number;
   /**
-   * The flow of a transfer with compute queued beside it (`copyRuns`'s `flow`); default 2 pieces in
-   * flight, 8 read back ahead. A read-back submitted after the next phase of compute maps only once
-   * that phase is done (a device's work completes in submission order), so such a transfer reads its
-   * pieces back before the phase goes in; fewer host copies at once then keep the transfer as fast as
-   * alone (two H200s: 32 MiB both ways beside one compute submission, benchmarks/peer-copy.md).
+   * The flow of a transfer with compute queued beside it (`copyRuns`'s `flow`); default the flow of
+   * one alone. A read-back submitted after the next phase of compute maps only once that phase is
+   * done (a device's work completes in submission order), so reading every piece back before the phase
+   * goes in keeps the transfer from waiting for it: on two H200s `{ ring: 2, readAhead: 8 }` made
+   * ag-gemm f32's fused run 0.6-0.9 ms faster (of 5.7-6.1), but the process's transfers alone then ran
+   * up to twice as slow, so it is not the default (benchmarks/peer-copy.md).
    */
   readonly besideCompute?: Partial<TransferFlow>;
   /** Largest piece, a power of two; default 4 MiB. */
@@ -130,11 +131,10 @@ export class PeerCopier {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.inFlight = options.inFlight ?? 4;
     const ring = options.ring ?? 4;
+    const alone = { ring, readAhead: options.readAhead ?? ring };
     const beside = options.besideCompute ?? {};
-    this.flows = {
-      alone: { ring, readAhead: options.readAhead ?? ring },
-      'beside-compute': { ring: beside.ring ?? 2, readAhead: beside.readAhead ?? 8 },
-    };
+    const besideRing = beside.ring ?? alone.ring;
+    this.flows = { alone, 'beside-compute': { ring: besideRing, readAhead: beside.readAhead ?? Math.max(besideRing, alone.readAhead) } };
     this.maxPieceBytes = options.maxPieceBytes ?? 4 << 20;
     this.minPieceBytes = options.minPieceBytes ?? 1 << 20;
     this.hostCopy = options.hostCopy ?? hostCopier().copier;
