@@ -30,6 +30,8 @@ describe('ranks on several devices: peer-copy between them, gpu-signal within', 
     cases.push({ ...base, workload, ranks: 5, devices: 4, ranksPerDevice: 2, shape: { m: 80, n: 32, k: 16 } });
     cases.push({ ...base, workload, ranks: 4, devices: 2, chunksPerRank: 2, shape: { m: 128, n: 32, k: 32 } });
     cases.push({ ...base, workload, ranks: 4, devices: 2, order: 'row-major', shape: { m: 64, n: 32, k: 32 } });
+    // Shards of several tiles: a rank has tiles of its own that run beside the ring's first transfer.
+    cases.push({ ...base, workload, ranks: 4, devices: 2, shape: { m: 1024, n: 64, k: 32 } });
   }
 
   it.each(cases)('$workload ranks=$ranks devices=$devices per-device=$ranksPerDevice chunks=$chunksPerRank order=$order', async (o) => {
@@ -218,6 +220,25 @@ describe('phase cuts for chunks that leave a rank', () => {
     const combine = module.chunks.flatMap((c, i) => (c.tensor === 'Y' && rankDevice[c.src] !== rankDevice[c.dst] ? [i] : []));
     expect(combine.length).toBeGreaterThan(0);
     for (const c of combine) expect(plan.land[c]).toBeGreaterThan(lastTilePhase[rankDevice[module.chunks[c]!.dst]!]!);
+  });
+
+  it.each([
+    [4, [0, 0, 1, 1]],
+    [8, [0, 0, 1, 1, 2, 2, 3, 3]],
+  ])('ag-gemm, %i ranks: the tiles that need nothing from another device run beside the ring\'s first transfer', (ranks, rankDevice) => {
+    const ag = getWorkload('ag-gemm').build({ ranks, shape: { m: 256 * ranks, n: 64, k: 32 }, dtype: 'f32' });
+    const { module } = compileOrThrow(ag.kernel, ag.plan);
+    const plan = planPhases(module, rankDevice);
+    // The ring's first link into each device: a shard from another device that the ring forwards on.
+    const firstLinks = module.chunks.flatMap((c, i) => (c.step === 0 && rankDevice[c.src] !== rankDevice[c.dst] ? [i] : []));
+    expect(firstLinks.length).toBe(rankDevice.length / 2);
+    for (const c of firstLinks) {
+      const dst = module.chunks[c]!.dst;
+      // It lands after phase 0 (before the change, before it: the device idled for the whole transfer),
+      // and phase 0 holds the rank's own tiles.
+      expect(plan.land[c]).toBe(1);
+      expect(plan.tilePhase[dst]!.filter((p) => p === 0).length).toBeGreaterThan(0);
+    }
   });
 
   it('a cut a chunk where peer-copy is forced within one device', () => {

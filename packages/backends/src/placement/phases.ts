@@ -128,6 +128,20 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
     return new Set(last.values());
   });
   const byStep = chunks.map((_, i) => i).sort((a, b) => chunks[a]!.step - chunks[b]!.step || a - b);
+  // Chunks whose bytes come from another device, directly or forwarded within one (to a fixed point:
+  // forwards point to later steps, but nothing here relies on it).
+  const fromElsewhere = chunks.map((_, c) => remote(c));
+  for (let changed = true; changed; ) {
+    changed = false;
+    chunks.forEach((_, c) => {
+      if (!fromElsewhere[c] && feeders[c]!.some((d) => fromElsewhere[d])) changed = fromElsewhere[c] = true;
+    });
+  }
+  // Per rank: how many of its first tiles need nothing from another device (they can run at once).
+  const ownPrefix = tiles.map((t) => {
+    const n = t.waits.findIndex((cs) => cs.some((c) => fromElsewhere[c]));
+    return n < 0 ? t.waits.length : n;
+  });
 
   let tilePhase = tiles.map((t) => t.waits.map(() => 0));
   const comp = chunks.map(() => -1);
@@ -151,12 +165,16 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
       }),
     );
     // Where a chunk's first waiter starts a phase: right after the tile before it, so that the
-    // transfer overlaps what comes before. Only for chunks nothing forwards: holding back one that
-    // is forwarded would hold back its whole chain, and around a ring, the tiles it started after.
+    // transfer overlaps what comes before. For a chunk something forwards, only where every tile
+    // before it needs nothing from another device (phase 1, after those tiles): tying it to later
+    // tiles would hold back its whole chain, and around a ring the tiles before it wait on the chain
+    // itself, so the gate would chase them without end.
     const gate = chunks.map((c, i) => {
-      if (forwarded[i] || sequential) return undefined;
+      if (sequential) return undefined;
       const first = tiles[c.dst]!.firstWaiter.get(i);
-      return first === undefined ? undefined : first === 0 ? 0 : tilePhase[c.dst]![first - 1]! + 1;
+      if (first === undefined) return undefined;
+      if (forwarded[i]) return first > 0 && first <= ownPrefix[c.dst]! ? 1 : undefined;
+      return first === 0 ? 0 : tilePhase[c.dst]![first - 1]! + 1;
     });
     // A copy nobody on its device reads lands after the device's last tiles: landing it sooner would
     // hold back a phase whose tiles (any local rank's) do not need it, while it is in flight.
