@@ -7,9 +7,9 @@
  * submitted), in ms from the run's start; writes the Chrome traces, one file per workload.
  *
  *   node dist/placed-timeline.mjs [--only embed-a2a,gemv-ar] [--dtype f32] [--size 4096] [--ranks 4] [--runs 5]
- *                                 [--min-piece-kib 64] [--ring 4] [--read-ahead 4] [--beside-compute 2,8] [--gpu-timestamps] [--fused-sequential] [--busy-ms MS] [--out DIR]
+ *                                 [copier flags] [--gpu-timestamps] [--fused-sequential] [--busy-ms MS] [--out DIR]
  *
- * --min-piece-kib, --ring, --read-ahead and --beside-compute (ring,read-ahead) set the host copier's smallest piece, depth and read-ahead (PeerCopierOptions); the
+ * The copier flags (copier-args.ts: --ring, --read-ahead, --beside-compute, --min-piece-kib, ...) set the host copier's options; the
  * trace files then carry them in their names. --gpu-timestamps draws each phase as the GPU timed it
  * (a query set per dispatch, which slows the recorded run; the host's clock alone otherwise).
  * --fused-sequential adds a fourth variant: the fused kernel (chunks within a device inside it) with
@@ -20,6 +20,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { COPIER_FLAGS, copierOptions, copierTag } from './copier-args.js';
 import { BENCH_VARIANTS, burnGpus, traceRun, VARIANT_OPTIONS, type ChromeTrace, type WorkloadName } from '@syncopate/core';
 import { openDevices } from '@syncopate/runtime';
 import { gpuShape } from './suite-shapes.js';
@@ -45,7 +46,7 @@ function timelineLines(trace: ChromeTrace): string[] {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, 'min-piece-kib': { type: 'string' }, ring: { type: 'string' }, 'read-ahead': { type: 'string' }, 'beside-compute': { type: 'string' }, 'gpu-timestamps': { type: 'boolean' }, 'fused-sequential': { type: 'boolean' }, 'busy-ms': { type: 'string' } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, ...COPIER_FLAGS, 'gpu-timestamps': { type: 'boolean' }, 'fused-sequential': { type: 'boolean' }, 'busy-ms': { type: 'string' } } });
   const out = values.out ?? process.env['OUT'] ?? '.';
   const names = (values.only ?? 'embed-a2a,gemv-ar,ring-attn').split(',') as WorkloadName[];
   const dtype = values.dtype === 'f16' ? 'f16' : 'f32';
@@ -53,13 +54,8 @@ async function main(): Promise<void> {
   const ranks = Number(values.ranks ?? 4);
   const runs = Number(values.runs ?? 5);
   const busyMs = Number(values['busy-ms'] ?? 0);
-  const peerCopy = {
-    ...(values['min-piece-kib'] && { minPieceBytes: Number(values['min-piece-kib']) * 1024 }),
-    ...(values.ring && { ring: Number(values.ring) }),
-    ...(values['read-ahead'] && { readAhead: Number(values['read-ahead']) }),
-    ...(values['beside-compute'] && { besideCompute: { ring: Number(values['beside-compute'].split(',')[0]), readAhead: Number(values['beside-compute'].split(',')[1]) } }),
-  };
-  const tag = Object.entries(peerCopy).map(([k, v]) => `-${k}${typeof v === "object" ? Object.values(v).join("x") : v}`).join("");
+  const peerCopy = copierOptions(values);
+  const tag = copierTag(peerCopy);
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
   try {
     for (const workload of names) {

@@ -9,16 +9,15 @@
  *
  *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--target simt|subgroup-matrix|auto]
  *                       [--ranks 2,4,8] [--reduction ring|one-shot] [--order chunk-arrival|row-major|grouped] [--no-sweeps]
- *                       [--devices 1,2 | --one-device] [--runs N] [--no-trace] [--ring N] [--read-ahead N] [--beside-compute RING,READAHEAD] [--max-piece-mib N]
+ *                       [--devices 1,2 | --one-device] [--runs N] [--no-trace] [copier flags]
  *
  * --ranks sets the rank counts of every workload on one device (default 2, 4, 8 for the GEMMs, 4 for
  * the others); --reduction the plan of gemm-rs and gemv-ar (default: the workloads' own); --order the
  * tile order of the suite's rows (default chunk-arrival; the ablation runs row-major and grouped too);
  * --devices which rows run: 1 (ranks sharing one device, = --one-device), 2 (ranks on two devices:
  * the GEMMs' 2 ranks, the others' 4), or both (the default); --runs the timed runs a variant (default
- * 20, 5 with --quick); --ring, --read-ahead, --beside-compute and --max-piece-mib the host copier's
- * pieces in flight a transfer and pieces read back ahead (alone, and beside compute), and largest
- * piece (PeerCopierOptions; its defaults otherwise).
+ * 20, 5 with --quick); the copier flags (copier-args.ts: --ring, --read-ahead, --beside-compute,
+ * --min-piece-kib, --max-piece-mib) the host copier's options (its defaults otherwise).
  *
  * With --dtype f16 and --target auto (the default) the GEMMs take the subgroup-matrix (tensor core) path where the adapter has it.
  *
@@ -26,6 +25,7 @@
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { COPIER_FLAGS, copierOptions } from './copier-args.js';
 import { parseArgs } from 'node:util';
 import {
   benchTable,
@@ -75,7 +75,7 @@ function hostCopyNote(reports: readonly BenchReport[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' }, ring: { type: 'string' }, 'read-ahead': { type: 'string' }, 'beside-compute': { type: 'string' }, 'max-piece-mib': { type: 'string' } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' }, ...COPIER_FLAGS } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
@@ -85,9 +85,8 @@ async function main(): Promise<void> {
   const rankCounts = values.ranks?.split(',').map(Number);
   const reduction = values.reduction === undefined ? {} : { reduction: values.reduction as ReductionPlan };
   const suiteOrder = (values.order ?? 'chunk-arrival') as RunOrder;
-  // The host copier's ring depth, read-ahead (alone and beside compute) and largest piece (PeerCopierOptions) for the two-device rows, to compare copiers in one call.
-  const [besideRing, besideReadAhead] = values['beside-compute']?.split(',').map(Number) ?? [];
-  const peerCopy = { ...(values.ring && { ring: Number(values.ring) }), ...(values['read-ahead'] && { readAhead: Number(values['read-ahead']) }), ...(besideRing && { besideCompute: { ring: besideRing, readAhead: besideReadAhead ?? besideRing } }), ...(values['max-piece-mib'] && { maxPieceBytes: Number(values['max-piece-mib']) << 20 }) };
+  // The host copier's options for the two-device rows, to compare copiers in one call.
+  const peerCopy = copierOptions(values);
   const deviceCounts = (values['one-device'] ? '1' : (values.devices ?? '1,2')).split(',').map(Number);
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
   devices.forEach((d) => console.log(`device ${d.index}: ${d.placement.description}`));

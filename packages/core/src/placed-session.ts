@@ -124,8 +124,8 @@ export class PlacedSession {
     // The chunks a device sends at one moment travel as one transfer per destination, tensor and
     // landing phase: each transfer costs host round trips (a map of the read-back, one of the upload
     // staging, per piece) on the one JS thread, whatever its size; but what one phase waits for
-    // should not wait for what a later phase needs. The earliest landing goes first.
-    // A plan cut for overlap submits compute beside its transfers (PeerCopierOptions.besideCompute).
+    // should not wait for what a later phase needs. The earliest landing goes first. A plan cut for
+    // overlap submits compute beside its transfers (PeerCopierOptions.besideCompute).
     const flow = this.placed.phases?.phasing === 'sequential' ? 'alone' : 'beside-compute';
     const send = (chunks: readonly number[]): Promise<void>[] => {
       const routes = chunks.map((c) => this.transfers.get(c)!).sort((a, b) => a.landsBefore - b.landsBefore);

@@ -278,8 +278,8 @@ export class PeerCopier {
 
   /**
    * One piece whose read-back was submitted: host copy, upload submitted, its staging one of up to
-   * `uploadStaging` of its size. `readbackFree` runs once the read-back buffer is back in its pool. `landed` settles once the upload is done (wrapped, so
-   * awaiting the piece does not wait for it).
+   * `uploadStaging` of its size. `readbackFree` runs once the read-back buffer is back in its pool.
+   * `landed` settles once the upload is done (wrapped, so awaiting the piece does not wait for it).
    */
   private async movePiece(
     readback: Readback,

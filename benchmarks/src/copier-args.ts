@@ -1,0 +1,34 @@
+/**
+ * The host copier's options (PeerCopierOptions) from a benchmark's command line, so that copiers can
+ * be compared in one device call: --ring N, --read-ahead N, --beside-compute RING,READAHEAD,
+ * --min-piece-kib N, --max-piece-mib N. Absent flags leave the copier's defaults.
+ */
+import type { PeerCopierOptions } from '@syncopate/runtime';
+
+export const COPIER_FLAGS = {
+  ring: { type: 'string' },
+  'read-ahead': { type: 'string' },
+  'beside-compute': { type: 'string' },
+  'min-piece-kib': { type: 'string' },
+  'max-piece-mib': { type: 'string' },
+} as const;
+
+type CopierValues = { readonly [K in keyof typeof COPIER_FLAGS]?: string | undefined };
+
+export function copierOptions(values: CopierValues): Omit<PeerCopierOptions, 'timeoutMs'> {
+  const [besideRing, besideReadAhead] = values['beside-compute']?.split(',').map(Number) ?? [];
+  return {
+    ...(values.ring && { ring: Number(values.ring) }),
+    ...(values['read-ahead'] && { readAhead: Number(values['read-ahead']) }),
+    ...(besideRing && { besideCompute: { ring: besideRing, readAhead: besideReadAhead ?? besideRing } }),
+    ...(values['min-piece-kib'] && { minPieceBytes: Number(values['min-piece-kib']) * 1024 }),
+    ...(values['max-piece-mib'] && { maxPieceBytes: Number(values['max-piece-mib']) << 20 }),
+  };
+}
+
+/** A file-name tag for the options given, e.g. `-ring2-besideCompute2x8`. */
+export function copierTag(options: Omit<PeerCopierOptions, 'timeoutMs'>): string {
+  return Object.entries(options)
+    .map(([k, v]) => `-${k}${typeof v === 'object' ? Object.values(v as object).join('x') : String(v)}`)
+    .join('');
+}
