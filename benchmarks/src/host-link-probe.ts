@@ -9,12 +9,18 @@
  * mappings' page sizes, and the transfers with the host copy on the JS thread. It prints the CPUs the process may run on and ran on, so that invocations pinned
  * to different CPUs can be told apart. Run it several times in a row (run scripts in results/).
  *
- *   node dist/host-link-probe.mjs [--mib 32] [--runs 15] [--label TEXT] [--sweep]
+ *   node dist/host-link-probe.mjs [--mib 32] [--runs 15] [--label TEXT] [--sweep | --stalls]
  *
  * --sweep times only the transfers, with the copier's ring depth, largest piece and read-ahead swept
  * (each setting twice, the list forward then back, so drift shows), and both ways again beside one
  * submission of compute (~2 ms) on each device, submitted right after the transfers start, as a fused
  * run's first phase is: the transfer should hide under it, not wait for it.
+ *
+ * --stalls looks for what holds host copies back (a 4 MiB copy took 6.5–24 ms right after a burn,
+ * benchmarks/peer-copy.md): the copy from each of 16 read-back buffers and into each of 16 upload
+ * buffers of 4 MiB (is one staging buffer slower than another: its memory?), on libuv's pool and on
+ * the JS thread; then one copy timed 30 times after idle, right after 500 ms of burn, and during a
+ * burn (are the pool's threads held off the CPU?).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -134,8 +140,59 @@ async function transfers(a: PlacedDeviceHandle, b: PlacedDeviceHandle, bytes: nu
   }
 }
 
+/** Each copy's time, in order (ms). */
+async function eachCopy(times: number, copy: () => Promise<unknown>, pauseMs = 0): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < times; i++) {
+    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    const start = performance.now();
+    await copy();
+    out.push(performance.now() - start);
+  }
+  return out;
+}
+
+const median = (xs: readonly number[]) => [...xs].sort((p, q) => p - q)[Math.floor(xs.length / 2)]!;
+
+async function stalls(a: PlacedDeviceHandle, b: PlacedDeviceHandle, report: (r: Record<string, unknown>) => void) {
+  const piece = 4 * MiB;
+  const buffers = 16;
+  const source = a.device.createBuffer({ size: piece, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  const reads = Array.from({ length: buffers }, () => a.device.createBuffer({ size: piece, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }));
+  const writes = Array.from({ length: buffers }, () => b.device.createBuffer({ size: piece, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true }));
+  try {
+    const e = a.device.createCommandEncoder();
+    for (const r of reads) e.copyBufferToBuffer(source, 0, r, 0, piece);
+    a.device.queue.submit([e.finish()]);
+    await Promise.all(reads.map((r) => r.mapAsync(GPUMapMode.READ)));
+    const from = reads.map((r) => new Uint8Array(r.getMappedRange()));
+    const to = writes.map((w) => new Uint8Array(w.getMappedRange()));
+    const { copier } = hostCopier();
+    // Per buffer, one after another: median of 5 copies out of read-back i into upload 0, and out of read-back 0 into upload i.
+    const oneByOne = async (copy: (dst: Uint8Array, src: Uint8Array) => Promise<void>) => {
+      const fromReadback: number[] = [];
+      const intoUpload: number[] = [];
+      for (const f of from) fromReadback.push(median(await eachCopy(5, () => copy(to[0]!, f))));
+      for (const t of to) intoUpload.push(median(await eachCopy(5, () => copy(t, from[0]!))));
+      return { fromReadback, intoUpload };
+    };
+    report({ kind: 'staging', bytes: piece, hostCopy: copier.kind, pool: await oneByOne((d, s) => copier.copy(d, s)), jsThread: await oneByOne((d, s) => jsHostCopy.copy(d, s)) });
+    const copyOnce = () => copier.copy(to[0]!, from[0]!);
+    const afterIdle = await eachCopy(30, copyOnce, 20);
+    await burnGpus([a.device, b.device], 500);
+    const afterBurn = await eachCopy(30, copyOnce);
+    const burning = burnGpus([a.device, b.device], 300);
+    const duringBurn = await eachCopy(30, copyOnce);
+    await burning;
+    const summary = (xs: number[]) => ({ median: median(xs), max: Math.max(...xs), over1ms: xs.filter((x) => x > 1).length, each: xs.map((x) => Number(x.toFixed(3))) });
+    report({ kind: 'copy-timing', bytes: piece, hostCopy: copier.kind, afterIdle: summary(afterIdle), afterBurn: summary(afterBurn), duringBurn: summary(duringBurn), cpus: cpus() });
+  } finally {
+    [source, ...reads, ...writes].forEach((x) => x.destroy());
+  }
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { mib: { type: 'string' }, runs: { type: 'string' }, label: { type: 'string' }, sweep: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { mib: { type: 'string' }, runs: { type: 'string' }, label: { type: 'string' }, sweep: { type: 'boolean' }, stalls: { type: 'boolean' } } });
   const bytes = Number(values.mib ?? 32) * MiB;
   const runs = Number(values.runs ?? 15);
   const report = (r: Record<string, unknown>) => console.log(JSON.stringify({ label: values.label ?? '', pid: process.pid, ...r }));
@@ -143,6 +200,10 @@ async function main(): Promise<void> {
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
   try {
     const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
+    if (values.stalls) {
+      await stalls(a, b, report);
+      return;
+    }
     if (values.sweep) {
       // Pieces in flight, piece size and pieces read back ahead: host copies and uploads in flight are ring x piece, read-backs readAhead x piece.
       const configs = [[4, 4, 4], [4, 4, 8], [2, 4, 8], [8, 4, 8], [4, 2, 8], [4, 2, 16]] as const;

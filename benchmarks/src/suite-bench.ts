@@ -9,13 +9,14 @@
  *
  *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--target simt|subgroup-matrix|auto]
  *                       [--ranks 2,4,8] [--reduction ring|one-shot] [--order chunk-arrival|row-major|grouped] [--no-sweeps]
- *                       [--devices 1,2 | --one-device] [--runs N] [--no-trace] [copier flags]
+ *                       [--devices 1,2 | --one-device] [--two-device-ranks 2,4] [--runs N] [--no-trace] [copier flags]
  *
  * --ranks sets the rank counts of every workload on one device (default 2, 4, 8 for the GEMMs, 4 for
  * the others); --reduction the plan of gemm-rs and gemv-ar (default: the workloads' own); --order the
  * tile order of the suite's rows (default chunk-arrival; the ablation runs row-major and grouped too);
  * --devices which rows run: 1 (ranks sharing one device, = --one-device), 2 (ranks on two devices:
- * the GEMMs' 2 ranks, the others' 4), or both (the default); --runs the timed runs a variant (default
+ * the GEMMs' 2 ranks, the others' 4), or both (the default); --two-device-ranks the GEMMs' rank
+ * counts on two devices (default 2); --runs the timed runs a variant (default
  * 20, 5 with --quick); the copier flags (copier-args.ts: --ring, --read-ahead, --beside-compute,
  * --min-piece-kib, --max-piece-mib) the host copier's options (its defaults otherwise).
  *
@@ -75,7 +76,7 @@ function hostCopyNote(reports: readonly BenchReport[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' }, ...COPIER_FLAGS } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' }, 'two-device-ranks': { type: 'string' }, ...COPIER_FLAGS } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
@@ -87,6 +88,8 @@ async function main(): Promise<void> {
   const suiteOrder = (values.order ?? 'chunk-arrival') as RunOrder;
   // The host copier's options for the two-device rows, to compare copiers in one call.
   const peerCopy = copierOptions(values);
+  // The GEMMs' rank counts on two devices: 2 (one a GPU) by default; 4 puts a ring's forwards on each.
+  const twoDeviceGemmRanks = values['two-device-ranks']?.split(',').map(Number) ?? [2];
   const deviceCounts = (values['one-device'] ? '1' : (values.devices ?? '1,2')).split(',').map(Number);
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
   devices.forEach((d) => console.log(`device ${d.index}: ${d.placement.description}`));
@@ -95,7 +98,7 @@ async function main(): Promise<void> {
   for (const workload of names) {
     const gemm = workload === 'ag-gemm' || workload === 'gemm-rs';
     if (deviceCounts.includes(1)) for (const ranks of rankCounts ?? (gemm ? [2, 4, 8] : [4])) cases.push({ workload, ranks, handles: one, order: suiteOrder, section: 'suite' });
-    if (deviceCounts.includes(2)) cases.push({ workload, ranks: gemm ? 2 : 4, handles: devices, order: suiteOrder, section: 'suite' });
+    if (deviceCounts.includes(2)) for (const ranks of gemm ? twoDeviceGemmRanks : [4]) cases.push({ workload, ranks, handles: devices, order: suiteOrder, section: 'suite' });
     if (!gemm || values['no-sweeps'] || !deviceCounts.includes(1)) continue;
     for (const order of ['row-major', 'grouped'] as const) cases.push({ workload, ranks: 4, handles: one, order, section: 'ablation' });
     for (const chunksPerRank of [2, 4]) cases.push({ workload, ranks: 4, handles: one, chunksPerRank, section: 'sweep' });
