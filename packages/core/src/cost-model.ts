@@ -33,6 +33,12 @@ export interface CostModelParams {
   readonly dispatchMs: number;
   /** Of the time the pipeline hides, the share that shows when the copies run on the tiles' device (0–1; default 0). */
   readonly deviceShare?: number;
+  /**
+   * Of the time the pipeline hides, the share that shows when chunks cross devices through the host
+   * (0–1; default 0): each device's one queue runs its tiles and the transfers' copies in submission
+   * order, so an upload queued behind a phase lands after it, and a read-back behind one waits for it.
+   */
+  readonly queueShare?: number;
 }
 
 /** What the model needs of a compiled workload; see `workloadGeometry`. */
@@ -121,25 +127,50 @@ export function predict(g: WorkloadGeometry, p: CostModelParams): Prediction {
     return Math.max(sent, stored + group);
   };
   const hidden = computeOnly + commOnly - pipeline(0);
-  const fused = pipeline(0) + (p.deviceShare ?? 0) * (g.localShare ?? 0) * Math.max(0, hidden);
+  // Where any chunk crosses devices, the steps go at the pace of the host's transfers: the queue's
+  // share holds for the whole; else the device's, for the share of bytes the kernel moves itself.
+  const local = g.localShare ?? 0;
+  const shown = local < 1 && p.queueShare !== undefined ? p.queueShare : (p.deviceShare ?? 0) * local;
+  const fused = pipeline(0) + shown * Math.max(0, hidden);
   return { sequential: computeOnly + commOnly, decomposed: pipeline(p.dispatchMs), fused, computeOnly, commOnly };
 }
 
+/** A measured row: its geometry, the parameters it is predicted with, its fused time. */
+export interface MeasuredRow {
+  readonly geometry: WorkloadGeometry;
+  readonly params: CostModelParams;
+  readonly fusedMs: number;
+}
+
+/** The share of the row's hidden time that its fused run showed; undefined where the pipeline hides nothing. */
+function shownShare({ geometry, params, fusedMs }: MeasuredRow): number | undefined {
+  const p = predict(geometry, { ...params, deviceShare: 0, queueShare: 0 });
+  const hidden = p.computeOnly + p.commOnly - p.fused;
+  return hidden <= 1e-9 ? undefined : (fusedMs - p.fused) / hidden;
+}
+
+const medianOfClamped = (shares: readonly number[]) => (shares.length === 0 ? 0 : summarize(shares.map((s) => Math.min(1, Math.max(0, s)))).median);
+
 /**
- * The share of hidden time that shows on a shared device, from measured rows: per row, where the
- * pipeline would hide time, (fused − pipeline) / (compute + comm − pipeline), clamped to 0–1; the
- * median of the rows (robust to a row whose kernel is slow for reasons the model leaves out). Fit it
- * on rows other than the one predicted (modelBench leaves each configuration out), so that no
- * row's fused time predicts itself. 0 when no row tells.
+ * The share of hidden time that shows on a shared device, from measured rows whose chunks all stay
+ * within a device: per row, where the pipeline would hide time, (fused − pipeline) / (compute + comm −
+ * pipeline), clamped to 0–1; the median of the rows (robust to a row whose kernel is slow for reasons
+ * the model leaves out). Fit it on rows other than the one predicted (modelBench leaves each
+ * configuration out), so that no row's fused time predicts itself. 0 when no row tells.
  */
-export function shareOfDevice(rows: readonly { geometry: WorkloadGeometry; params: CostModelParams; fusedMs: number }[]): number {
-  const shares = rows.flatMap(({ geometry, params, fusedMs }) => {
-    const p = predict(geometry, { ...params, deviceShare: 0 });
-    const hidden = p.computeOnly + p.commOnly - p.fused;
-    if (!((geometry.localShare ?? 0) > 0) || hidden <= 1e-9) return [];
-    return [Math.min(1, Math.max(0, (fusedMs - p.fused) / (hidden * geometry.localShare!)))];
-  });
-  return shares.length === 0 ? 0 : summarize(shares).median;
+export function shareOfDevice(rows: readonly MeasuredRow[]): number {
+  return medianOfClamped(rows.flatMap((row) => (row.geometry.localShare === 1 ? [shownShare(row) ?? []].flat() : [])));
+}
+
+/**
+ * The share of hidden time that shows when chunks cross devices (CostModelParams.queueShare), from
+ * measured rows that move bytes between devices, the device share's part taken out: per row
+ * (shown − deviceShare · local) / (1 − local), clamped, the median. Learn it per direction: on two
+ * H200s, where transfers feed loads the fused run hid almost nothing (its uploads queue behind the
+ * phase beside them), where they carry results out most of it (benchmarks/README.md).
+ */
+export function shareOfQueue(rows: readonly MeasuredRow[]): number {
+  return medianOfClamped(rows.flatMap((row) => ((row.geometry.localShare ?? 0) < 1 ? [shownShare(row) ?? []].flat() : [])));
 }
 
 /**

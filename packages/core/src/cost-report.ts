@@ -6,7 +6,7 @@
  */
 import { placeRanks } from '@syncopate/runtime';
 import { formatBenchMs, type BenchReport } from './bench.js';
-import { fitParams, predict, shareOfDevice, workloadGeometry, type CostModelParams, type Prediction, type WorkloadGeometry } from './cost-model.js';
+import { fitParams, predict, shareOfDevice, shareOfQueue, workloadGeometry, type CostModelParams, type Prediction, type WorkloadGeometry } from './cost-model.js';
 import { getWorkload, type RunOptions } from './workloads/index.js';
 
 export const PROJECTED_RANKS = [8, 16, 64] as const;
@@ -74,10 +74,13 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
   });
   const measured = (c: (typeof fitted)[number]) => c.members.map((m) => ({ geometry: m.geometry, params: c.fusedParams, fusedMs: m.report.variants.fused.ms.median }));
   return fitted.map(({ key, members, params: own, fusedParams: ownFused }) => {
-    // The device's share is learnt from the other configurations only: a row never predicts itself.
-    const deviceShare = shareOfDevice(fitted.filter((c) => c.key !== key).flatMap(measured));
-    const params = { ...own, deviceShare };
-    const fusedParams = { ...ownFused, deviceShare };
+    // The shares are learnt from the other configurations only: a row never predicts itself. The
+    // queue's, from those whose transfers go the same way (feeding loads, or carrying results out).
+    const others = fitted.filter((c) => c.key !== key).flatMap(measured);
+    const deviceShare = shareOfDevice(others);
+    const queueShare = shareOfQueue(others.filter((r) => r.geometry.direction === members[0]!.geometry.direction));
+    const params = { ...own, deviceShare, queueShare };
+    const fusedParams = { ...ownFused, deviceShare, queueShare };
     const predictAll = (geometry: WorkloadGeometry): Prediction => ({ ...predict(geometry, params), fused: predict(geometry, fusedParams).fused });
     const rows = members.map(({ report, geometry }) => {
       const predicted = predictAll(geometry);
@@ -115,7 +118,7 @@ export function costModelTable(configs: readonly ModelledConfig[]): string {
   for (const c of configs) {
     const p = c.params;
     lines.push(
-      `**${c.key}**: tile ${(p.tileMs * 1000).toFixed(2)} µs, step latency ${ms(p.latencyMs)} ms, ${(p.bytesPerMs / 1e6).toFixed(2)} GB/s, dispatch boundary ${ms(p.dispatchMs)} ms (fitted to the decomposed runs), device share ${(p.deviceShare ?? 0).toFixed(2)} (from the other configurations' fused runs)` +
+      `**${c.key}**: tile ${(p.tileMs * 1000).toFixed(2)} µs, step latency ${ms(p.latencyMs)} ms, ${(p.bytesPerMs / 1e6).toFixed(2)} GB/s, dispatch boundary ${ms(p.dispatchMs)} ms (fitted to the decomposed runs), device share ${(p.deviceShare ?? 0).toFixed(2)}, queue share ${(p.queueShare ?? 0).toFixed(2)} (from the other configurations' fused runs)` +
         (c.fusedParams.bytesPerMs !== p.bytesPerMs ? `; fused from its own communication: step latency ${ms(c.fusedParams.latencyMs)} ms, ${(c.fusedParams.bytesPerMs / 1e6).toFixed(2)} GB/s` : ''),
       '',
       '| order | chunks/rank | sequential ms (model, error) | decomposed ms (model, error) | fused ms (model, error) |',

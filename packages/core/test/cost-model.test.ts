@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { placeRanks } from '@syncopate/runtime';
 import type { BenchReport } from '../src/bench.js';
-import { fitParams, predict, shareOfDevice, workloadGeometry, type WorkloadGeometry } from '../src/cost-model.js';
+import { fitParams, predict, shareOfDevice, shareOfQueue, workloadGeometry, type WorkloadGeometry } from '../src/cost-model.js';
 import { modelBench } from '../src/cost-report.js';
 import type { RunOptions } from '../src/run.js';
 import { getWorkload } from '../src/workloads/index.js';
@@ -85,6 +85,28 @@ describe('cost model', () => {
     expect(shareOfDevice([row(0.4), { geometry: g, params: p0, fusedMs: 5 }, row(0.5)])).toBeCloseTo(0.5);
     expect(shareOfDevice([{ geometry: { ...g, localShare: 0 }, params: p0, fusedMs: 0.8 }])).toBe(0);
     expect(shareOfDevice([])).toBe(0);
+  });
+
+  it('over several devices, the queue share holds for the whole pipeline, whatever share of bytes stays on a device', () => {
+    const g: WorkloadGeometry = { tiles: 40, stepBytes: [1e5, 1e5, 1e5], direction: 'before', localShare: 0.5 };
+    const p0 = { ...params, dispatchMs: 0 };
+    const { fused: pipeline, sequential } = predict(g, p0);
+    expect(sequential - pipeline).toBeGreaterThan(0.1);
+    expect(predict(g, { ...p0, queueShare: 1 }).fused).toBeCloseTo(sequential);
+    expect(predict(g, { ...p0, queueShare: 0.5 }).fused).toBeCloseTo((pipeline + sequential) / 2);
+    // The device's share is for chunks the kernel moves itself: where the host's transfers set the pace, it does not add.
+    expect(predict(g, { ...p0, queueShare: 0, deviceShare: 1 }).fused).toBeCloseTo(pipeline);
+  });
+
+  it('learns the queue share from rows that cross devices, and the device share from rows that do not', () => {
+    const p0 = { ...params, dispatchMs: 0 };
+    const across: WorkloadGeometry = { tiles: 40, stepBytes: [1e5, 1e5, 1e5], direction: 'before', localShare: 0.5 };
+    const within: WorkloadGeometry = { ...across, localShare: 1 };
+    const row = (geometry: WorkloadGeometry, share: number) => ({ geometry, params: p0, fusedMs: predict(geometry, geometry.localShare === 1 ? { ...p0, deviceShare: share } : { ...p0, queueShare: share }).fused });
+    const rows = [row(across, 0.2), row(across, 0.9), row(across, 0.4), row(within, 0.1), row(within, 0.3), row(within, 0.5)];
+    expect(shareOfQueue(rows)).toBeCloseTo(0.4);
+    expect(shareOfDevice(rows)).toBeCloseTo(0.3);
+    expect(shareOfQueue([row(within, 0.1)])).toBe(0);
   });
 
   it('predicts each configuration with the share of the others: no row predicts itself', () => {
