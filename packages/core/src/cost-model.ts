@@ -14,8 +14,11 @@
  * workgroups (gpu-signal), on the SMs and the memory the tiles use, so of the time the pipeline hides
  * a share `deviceShare` still shows (0: copies cost the tiles nothing; 1: fused is compute + comm). That
  * share is a property of the device and the kernels, not of one row: `shareOfDevice` learns it from
- * other measured rows. What the model still leaves out: tiles of one group do not all finish at once,
- * a step's chunks may not all be the same size, and a kernel's waits cost time even when the data is
+ * other measured rows. Where chunks cross devices through the host, a share of the queue's holds for
+ * the whole pipeline instead (`queueShare`, learnt by `shareOfQueue`): the host's transfers set the
+ * steps' pace and share each device's one queue with the tiles. What the model still leaves out:
+ * tiles of one group do not all finish at once, a step's chunks may not all be the same size, and a
+ * kernel's waits cost time even when the data is
  * there.
  */
 import type { ChunkPlan, Module, Op } from '@syncopate/ir';
@@ -149,7 +152,14 @@ function shownShare({ geometry, params, fusedMs }: MeasuredRow): number | undefi
   return hidden <= 1e-9 ? undefined : (fusedMs - p.fused) / hidden;
 }
 
-const medianOfClamped = (shares: readonly number[]) => (shares.length === 0 ? 0 : summarize(shares.map((s) => Math.min(1, Math.max(0, s)))).median);
+/** The shown shares of the rows `keep` picks (rows whose pipeline hides nothing tell nothing), clamped to 0–1; their median, 0 for none. */
+function medianShare(rows: readonly MeasuredRow[], keep: (row: MeasuredRow) => boolean): number {
+  const shares = rows.flatMap((row) => {
+    const share = keep(row) ? shownShare(row) : undefined;
+    return share === undefined ? [] : [Math.min(1, Math.max(0, share))];
+  });
+  return shares.length === 0 ? 0 : summarize(shares).median;
+}
 
 /**
  * The share of hidden time that shows on a shared device, from measured rows whose chunks all stay
@@ -159,18 +169,17 @@ const medianOfClamped = (shares: readonly number[]) => (shares.length === 0 ? 0 
  * configuration out), so that no row's fused time predicts itself. 0 when no row tells.
  */
 export function shareOfDevice(rows: readonly MeasuredRow[]): number {
-  return medianOfClamped(rows.flatMap((row) => (row.geometry.localShare === 1 ? [shownShare(row) ?? []].flat() : [])));
+  return medianShare(rows, (row) => row.geometry.localShare === 1);
 }
 
 /**
- * The share of hidden time that shows when chunks cross devices (CostModelParams.queueShare), from
- * measured rows that move bytes between devices, the device share's part taken out: per row
- * (shown − deviceShare · local) / (1 − local), clamped, the median. Learn it per direction: on two
- * H200s, where transfers feed loads the fused run hid almost nothing (its uploads queue behind the
- * phase beside them), where they carry results out most of it (benchmarks/README.md).
+ * The share of hidden time that shows when chunks cross devices (CostModelParams.queueShare), the
+ * same way from measured rows that move bytes between devices. Learn it per direction: on two H200s,
+ * where transfers feed loads the fused runs hid little of the communication (uploads queue behind the
+ * phase beside them), where they carry results out, more (benchmarks/README.md).
  */
 export function shareOfQueue(rows: readonly MeasuredRow[]): number {
-  return medianOfClamped(rows.flatMap((row) => ((row.geometry.localShare ?? 0) < 1 ? [shownShare(row) ?? []].flat() : [])));
+  return medianShare(rows, (row) => (row.geometry.localShare ?? 0) < 1);
 }
 
 /**
