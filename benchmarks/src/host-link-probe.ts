@@ -26,7 +26,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { hostCopier, jsHostCopy, openDevices, PeerCopier, type PeerCopierOptions, type PlacedDeviceHandle } from '@syncopate/runtime';
 import { burnGpus } from '@syncopate/core';
-import { timeEach } from './stats.js';
+import { summarize, timeEach } from './stats.js';
 
 const MiB = 1 << 20;
 
@@ -152,8 +152,6 @@ async function eachCopy(times: number, copy: () => Promise<unknown>, pauseMs = 0
   return out;
 }
 
-const median = (xs: readonly number[]) => [...xs].sort((p, q) => p - q)[Math.floor(xs.length / 2)]!;
-
 async function stalls(a: PlacedDeviceHandle, b: PlacedDeviceHandle, report: (r: Record<string, unknown>) => void) {
   const piece = 4 * MiB;
   const buffers = 16;
@@ -172,8 +170,8 @@ async function stalls(a: PlacedDeviceHandle, b: PlacedDeviceHandle, report: (r: 
     const oneByOne = async (copy: (dst: Uint8Array, src: Uint8Array) => Promise<void>) => {
       const fromReadback: number[] = [];
       const intoUpload: number[] = [];
-      for (const f of from) fromReadback.push(median(await eachCopy(5, () => copy(to[0]!, f))));
-      for (const t of to) intoUpload.push(median(await eachCopy(5, () => copy(t, from[0]!))));
+      for (const f of from) fromReadback.push((await timeEach(5, 0, () => copy(to[0]!, f))).median);
+      for (const t of to) intoUpload.push((await timeEach(5, 0, () => copy(t, from[0]!))).median);
       return { fromReadback, intoUpload };
     };
     report({ kind: 'staging', bytes: piece, hostCopy: copier.kind, pool: await oneByOne((d, s) => copier.copy(d, s)), jsThread: await oneByOne((d, s) => jsHostCopy.copy(d, s)) });
@@ -184,7 +182,7 @@ async function stalls(a: PlacedDeviceHandle, b: PlacedDeviceHandle, report: (r: 
     const burning = burnGpus([a.device, b.device], 300);
     const duringBurn = await eachCopy(30, copyOnce);
     await burning;
-    const summary = (xs: number[]) => ({ median: median(xs), max: Math.max(...xs), over1ms: xs.filter((x) => x > 1).length, each: xs.map((x) => Number(x.toFixed(3))) });
+    const summary = (xs: number[]) => ({ ...summarize(xs), over1ms: xs.filter((x) => x > 1).length, each: xs.map((x) => Number(x.toFixed(3))) });
     report({ kind: 'copy-timing', bytes: piece, hostCopy: copier.kind, afterIdle: summary(afterIdle), afterBurn: summary(afterBurn), duringBurn: summary(duringBurn), cpus: cpus() });
   } finally {
     [source, ...reads, ...writes].forEach((x) => x.destroy());

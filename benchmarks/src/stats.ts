@@ -1,6 +1,7 @@
 /** Median and spread of repeated timings (from core). */
-import { summarize } from '@syncopate/core';
-export { summarize, type Summary } from '@syncopate/core';
+import { summarize, type Summary } from '@syncopate/core';
+
+export { summarize, type Summary };
 
 /** `fn` run `warmup` times untimed, then `runs` times, each timed on the host's clock alone. */
 export async function timeEach(runs: number, warmup: number, fn: () => Promise<unknown>) {

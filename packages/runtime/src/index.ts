@@ -51,4 +51,4 @@ export {
 } from './discovery.js';
 export { GpuClock, type PassSpan, type PassTicks } from './timestamps.js';
 export { hostCopier, jsHostCopy, type HostCopier } from './host-copy.js';
-export { PeerCopier, type PeerCopy, type BufferRange, type PeerCopierOptions, type PieceStages, type TransferStages } from './peer-copy.js';
+export { PeerCopier, type PeerCopy, type BufferRange, type PeerCopierOptions, type PieceStages, type TransferFlow, type TransferStages } from './peer-copy.js';
