@@ -20,11 +20,12 @@
  * benchmarks/peer-copy.md): the copy from each of 16 read-back buffers and into each of 16 upload
  * buffers of 4 MiB (is one staging buffer slower than another: its memory?), on libuv's pool and on
  * the JS thread; then one copy timed 30 times after idle, right after 500 ms of burn, and during a
- * burn (are the pool's threads held off the CPU?).
+ * burn, by libuv's pool and by the JS thread, on mapped staging and on plain arrays: are threads held
+ * off the CPU, or is it the memory? (Neither, on two H200s: every copy 0.1-0.7 ms.)
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { hostCopier, jsHostCopy, openDevices, PeerCopier, type PeerCopierOptions, type PlacedDeviceHandle } from '@syncopate/runtime';
+import { hostCopier, jsHostCopy, openDevices, type HostCopier, PeerCopier, type PeerCopierOptions, type PlacedDeviceHandle } from '@syncopate/runtime';
 import { burnGpus } from '@syncopate/core';
 import { summarize, timeEach } from './stats.js';
 
@@ -175,15 +176,23 @@ async function stalls(a: PlacedDeviceHandle, b: PlacedDeviceHandle, report: (r: 
       return { fromReadback, intoUpload };
     };
     report({ kind: 'staging', bytes: piece, hostCopy: copier.kind, pool: await oneByOne((d, s) => copier.copy(d, s)), jsThread: await oneByOne((d, s) => jsHostCopy.copy(d, s)) });
-    const copyOnce = () => copier.copy(to[0]!, from[0]!);
-    const afterIdle = await eachCopy(30, copyOnce, 20);
-    await burnGpus([a.device, b.device], 500);
-    const afterBurn = await eachCopy(30, copyOnce);
-    const burning = burnGpus([a.device, b.device], 300);
-    const duringBurn = await eachCopy(30, copyOnce);
-    await burning;
-    const summary = (xs: number[]) => ({ ...summarize(xs), over1ms: xs.filter((x) => x > 1).length, each: xs.map((x) => Number(x.toFixed(3))) });
-    report({ kind: 'copy-timing', bytes: piece, hostCopy: copier.kind, afterIdle: summary(afterIdle), afterBurn: summary(afterBurn), duringBurn: summary(duringBurn), cpus: cpus() });
+    // Who copies (libuv's pool, the JS thread) crossed with what memory (mapped staging, or two plain
+    // arrays): a stall that follows the threads is scheduling; one that follows the memory is the mapping's.
+    const copiers: [string, HostCopier][] = [['libuv', copier], ['js thread', jsHostCopy]];
+    const plain = [new Uint8Array(piece).fill(1), new Uint8Array(piece)] as const;
+    const summary = (xs: number[]) => ({ ...summarize(xs), over1ms: xs.filter((x) => x > 1).length, first5: xs.slice(0, 5).map((x) => Number(x.toFixed(3))) });
+    for (const [memory, dst, src] of [['mapped', to[0]!, from[0]!], ['plain', plain[1], plain[0]]] as const) {
+      for (const [who, c] of copiers) {
+        const copyOnce = () => c.copy(dst, src);
+        const afterIdle = await eachCopy(30, copyOnce, 20);
+        await burnGpus([a.device, b.device], 500);
+        const afterBurn = await eachCopy(30, copyOnce);
+        const burning = burnGpus([a.device, b.device], 300);
+        const duringBurn = await eachCopy(30, copyOnce);
+        await burning;
+        report({ kind: 'copy-timing', bytes: piece, copier: who, memory, afterIdle: summary(afterIdle), afterBurn: summary(afterBurn), duringBurn: summary(duringBurn), cpus: cpus() });
+      }
+    }
   } finally {
     [source, ...reads, ...writes].forEach((x) => x.destroy());
   }

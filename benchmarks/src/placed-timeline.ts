@@ -7,7 +7,7 @@
  * submitted), in ms from the run's start; writes the Chrome traces, one file per workload.
  *
  *   node dist/placed-timeline.mjs [--only embed-a2a,gemv-ar] [--dtype f32] [--size 4096] [--ranks 4] [--runs 5]
- *                                 [copier flags] [--gpu-timestamps] [--fused-sequential] [--busy-ms MS] [--out DIR]
+ *                                 [copier flags] [--gpu-timestamps] [--fused-sequential] [--busy-ms MS] [--watch-js-thread] [--out DIR]
  *
  * The copier flags (copier-args.ts: --ring, --read-ahead, --beside-compute, --min-piece-kib, ...) set the host copier's options; the
  * trace files then carry them in their names. --gpu-timestamps draws each phase as the GPU timed it
@@ -15,15 +15,40 @@
  * --fused-sequential adds a fourth variant: the fused kernel (chunks within a device inside it) with
  * the sequential variant's phasing (no cut for the chunks between devices): what the cuts cost or gain.
  * --busy-ms keeps both GPUs busy (burnGpus) that long right before the recorded run, so that it runs at
- * the clocks of the suite's rounds, not at those an idle GPU drops to.
+ * the clocks of the suite's rounds, not at those an idle GPU drops to. --watch-js-thread prints, for
+ * the recorded run, the WebGPU calls that held the JS thread 0.5 ms or more and the gaps of 1 ms or more
+ * between its turns (js-thread-watch.ts), in ms from the recorded run's mark.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { COPIER_FLAGS, copierOptions, copierTag } from './copier-args.js';
 import { BENCH_VARIANTS, burnGpus, traceRun, VARIANT_OPTIONS, type ChromeTrace, type WorkloadName } from '@syncopate/core';
 import { openDevices } from '@syncopate/runtime';
+import { watchJsThread, type SlowCall, type ThreadState } from './js-thread-watch.js';
 import { gpuShape } from './suite-shapes.js';
+
+/** The sampled states of the JS thread between two times, each with its share of that span (ms). */
+function statesWithin(states: readonly ThreadState[], from: number, to: number): string {
+  const spent = new Map<string, number>();
+  states.forEach((s, i) => {
+    const end = Math.min(to, states[i + 1]?.at ?? to);
+    const begin = Math.max(from, s.at);
+    if (end > begin) spent.set(s.state, (spent.get(s.state) ?? 0) + end - begin);
+  });
+  return [...spent].sort((a, b) => b[1] - a[1]).map(([state, ms]) => `${state} ${ms.toFixed(2)}`).join(', ') || 'no samples';
+}
+
+/** A live object of each WebGPU class whose calls the JS thread makes in a run. */
+function webgpuObjects(device: GPUDevice): Record<string, object> {
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  pass.end();
+  const buffer = device.createBuffer({ size: 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const objects = { GPUDevice: device, GPUQueue: device.queue, GPUCommandEncoder: encoder, GPUComputePassEncoder: pass, GPUCommandBuffer: encoder.finish(), GPUBuffer: buffer };
+  buffer.destroy();
+  return objects;
+}
 
 /** The timeline of one trace as lines of text: phases per device, then transfers, by start. */
 function timelineLines(trace: ChromeTrace): string[] {
@@ -46,7 +71,7 @@ function timelineLines(trace: ChromeTrace): string[] {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, ...COPIER_FLAGS, 'gpu-timestamps': { type: 'boolean' }, 'fused-sequential': { type: 'boolean' }, 'busy-ms': { type: 'string' } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, ...COPIER_FLAGS, 'gpu-timestamps': { type: 'boolean' }, 'fused-sequential': { type: 'boolean' }, 'busy-ms': { type: 'string' }, 'watch-js-thread': { type: 'boolean' } } });
   const out = values.out ?? process.env['OUT'] ?? '.';
   const names = (values.only ?? 'embed-a2a,gemv-ar,ring-attn').split(',') as WorkloadName[];
   const dtype = values.dtype === 'f16' ? 'f16' : 'f32';
@@ -57,15 +82,19 @@ async function main(): Promise<void> {
   const peerCopy = copierOptions(values);
   const tag = copierTag(peerCopy);
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
+  const watch = values['watch-js-thread'] ? watchJsThread(webgpuObjects(devices[0]!.device)) : undefined;
   try {
     for (const workload of names) {
       const traces: Record<string, ChromeTrace> = {};
       const variants = [...BENCH_VARIANTS.map((v) => [v, VARIANT_OPTIONS[v]] as const), ...(values['fused-sequential'] ? [['fused-sequential', { backend: 'auto', phasing: 'sequential' }] as const] : [])];
       for (const [variant, { backend, phasing }] of variants) {
+        let mark = 0;
         const beforeRecordedRun = async () => {
           await burnGpus(devices.map((d) => d.device), busyMs);
+          mark = performance.now();
           // On the process's clock, as node --trace-gc stamps its lines: a pause within the recorded run shows.
-          console.log(`${workload} ${variant}: recorded run from ${performance.now().toFixed(1)} ms`);
+          console.log(`${workload} ${variant}: recorded run from ${mark.toFixed(1)} ms (epoch ${(performance.timeOrigin + mark).toFixed(1)} ms)`);
+          watch?.start();
         };
         const { report, trace } = await traceRun(
           { workload, ranks, dtype, shape: gpuShape(workload, ranks, size), order: 'chunk-arrival', seed: 1, backend, codegen: { phasing }, handles: devices, devices: 2, peerCopy, verifyRows: 16, timedRuns: runs, warmupRuns: 5, afterTimedRuns: beforeRecordedRun },
@@ -74,10 +103,22 @@ async function main(): Promise<void> {
         traces[variant] = trace;
         console.log(`${workload}${tag} ${variant}: median ${report.timings.median.toFixed(3)} ms (min ${report.timings.min.toFixed(3)}), verified ${report.verified}, phases ${report.phases.join('/')}, recorded run:`);
         console.log(timelineLines(trace).join('\n'));
+        if (watch) {
+          const { calls, gaps, collections, states } = await watch.stop();
+          const line = (c: SlowCall) => `${c.name} ${(c.at - mark).toFixed(3)} +${c.ms.toFixed(3)}`;
+          console.log(`  js thread, ms from the mark: slow calls ${calls.map(line).join(', ') || 'none'}\n  gaps between turns ${gaps.map(line).join(', ') || 'none'}\n  collections ${collections.map(line).join(', ') || 'none'}`);
+          for (const gap of gaps.filter((g) => g.ms >= 3)) console.log(`  in the gap at ${(gap.at - mark).toFixed(3)}: ${statesWithin(states, gap.at, gap.at + gap.ms)}`);
+        }
       }
       writeFileSync(join(out, `timeline-${workload}${tag}.json`), JSON.stringify(traces));
     }
+    if (watch) {
+      // For a --prof log of this process: where each library lay (ticks in libraries loaded after start), and V8's start on performance.now()'s clock.
+      writeFileSync(join(out, 'maps.txt'), readFileSync('/proc/self/maps', 'utf8'));
+      console.log(`v8 started at ${performance.nodeTiming.v8Start.toFixed(3)} ms (performance.now())`);
+    }
   } finally {
+    await watch?.close();
     devices.forEach((d) => d.close());
   }
 }

@@ -7,6 +7,12 @@
  * copy(dst: Uint8Array, src: Uint8Array): Promise<void>: copies src into dst (equal lengths). Both
  * views' buffers are referenced until the copy is done; the caller must keep them mapped until the
  * promise settles (packages/runtime/src/host-copy.ts does).
+ *
+ * copy(dst, src, offset, length): bytes [offset, offset + length) after the start of each view, which
+ * may reach past the views: each view is then only an anchor at the start of a mapped range at least
+ * offset + length long (a few bytes from getMappedRange). Every ArrayBuffer over a mapped range
+ * counts as V8 external memory, and a 4 MiB one a piece started a major collection every ~64 MiB
+ * moved (5-14 ms with the JS thread stopped, benchmarks/peer-copy.md); anchors count 8 bytes.
  */
 #include <node_api.h>
 #include <stdio.h>
@@ -70,11 +76,17 @@ static int view_bytes(napi_env env, napi_value view, const char* name, void** da
 }
 
 static napi_value copy(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
+  size_t argc = 4;
+  napi_value argv[4];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 2) {
-    napi_throw_type_error(env, NULL, "host copy: copy(dst, src) takes two Uint8Arrays");
+  if (argc != 2 && argc != 4) {
+    napi_throw_type_error(env, NULL, "host copy: copy(dst, src) or copy(dst, src, offset, length) with Uint8Arrays");
+    return NULL;
+  }
+  double offset = 0, length = 0;
+  if (argc == 4 && (napi_get_value_double(env, argv[2], &offset) != napi_ok || napi_get_value_double(env, argv[3], &length) != napi_ok ||
+                    !(offset >= 0 && length >= 0 && offset + length <= 9007199254740991.0))) {
+    napi_throw_type_error(env, NULL, "host copy: offset and length must be non-negative numbers");
     return NULL;
   }
   Copy* c = (Copy*)calloc(1, sizeof(Copy));
@@ -89,8 +101,7 @@ static napi_value copy(napi_env env, napi_callback_info info) {
     free(c);
     return NULL;
   }
-  c->src = src;
-  if (dst_bytes != src_bytes) {
+  if (argc == 2 && dst_bytes != src_bytes) {
     char message[128];
     snprintf(message, sizeof message, "host copy: dst has %zu bytes, src %zu; they must be equal", dst_bytes, src_bytes);
     napi_delete_reference(env, c->dst_ref);
@@ -99,7 +110,12 @@ static napi_value copy(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, message);
     return NULL;
   }
-  c->length = src_bytes;
+  if (argc == 4) {
+    c->dst = (char*)c->dst + (size_t)offset;
+    src = (char*)src + (size_t)offset;
+  }
+  c->src = src;
+  c->length = argc == 4 ? (size_t)length : src_bytes;
   napi_value promise, name;
   napi_create_promise(env, &c->deferred, &promise);
   napi_create_string_utf8(env, "syncopate host copy", NAPI_AUTO_LENGTH, &name);

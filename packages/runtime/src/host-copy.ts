@@ -12,11 +12,36 @@ export interface HostCopier {
   readonly kind: 'native' | 'js';
   /** Copies `src` into `dst` (equal lengths); both must stay valid (mapped) until it resolves. */
   copy(dst: Uint8Array, src: Uint8Array): Promise<void>;
+  /**
+   * Copies the first `bytes` of mapped `src` into mapped `dst` (both mapped from offset 0, at least
+   * `bytes` long, and kept so until it resolves). Optional: `copyMapped()` falls back to `copy` over
+   * the two whole ranges.
+   */
+  copyMapped?(dst: GPUBuffer, src: GPUBuffer, bytes: number): Promise<void>;
 }
 
 interface Addon {
   copy(dst: Uint8Array, src: Uint8Array): Promise<void>;
+  /** Bytes [offset, offset + length) after each view's start: the views are anchors of longer mapped ranges. */
+  copy(dst: Uint8Array, src: Uint8Array, offset: number, length: number): Promise<void>;
 }
+
+/**
+ * The first `bytes` of mapped `src` into mapped `dst`, by `copier.copyMapped` where it has one, else
+ * by `copy` over the two ranges.
+ */
+export function copyMapped(copier: HostCopier, dst: GPUBuffer, src: GPUBuffer, bytes: number): Promise<void> {
+  if (copier.copyMapped) return copier.copyMapped(dst, src, bytes);
+  return copier.copy(new Uint8Array(dst.getMappedRange(0, bytes)), new Uint8Array(src.getMappedRange(0, bytes)));
+}
+
+/**
+ * The smallest range getMappedRange gives (offsets are multiples of 8): the anchor the addon copies
+ * from. Every ArrayBuffer over a mapped range counts as V8 external memory, so one over each 4 MiB
+ * piece started a major collection every ~64 MiB moved, 5-14 ms with the JS thread stopped, in the
+ * middle of the runs (two H200s, benchmarks/peer-copy.md); an anchor counts 8 bytes.
+ */
+const ANCHOR_BYTES = 8;
 
 /** A slice shorter than this costs more in hand-offs than its thread gains. */
 const MIN_SLICE_BYTES = 256 << 10;
@@ -37,20 +62,26 @@ export const jsHostCopy: HostCopier = {
 };
 
 function nativeHostCopy(addon: Addon, threads: number): HostCopier {
+  /** `bytes` cut into slices that end on 64-byte lines (two threads never write one cache line), each copied by `slice(at, length)`. */
+  const inSlices = (bytes: number, slice: (at: number, length: number) => Promise<void>): Promise<void> => {
+    const slices = Math.max(1, Math.min(threads, Math.floor(bytes / MIN_SLICE_BYTES)));
+    if (slices === 1) return slice(0, bytes);
+    const step = Math.ceil(bytes / slices / 64) * 64;
+    const parts: Promise<void>[] = [];
+    for (let at = 0; at < bytes; at += step) parts.push(slice(at, Math.min(bytes, at + step) - at));
+    return Promise.all(parts).then(() => undefined);
+  };
   return {
     kind: 'native',
     copy(dst, src) {
       if (dst.length < MIN_NATIVE_BYTES || dst.length !== src.length) return jsHostCopy.copy(dst, src);
-      const slices = Math.max(1, Math.min(threads, Math.floor(dst.length / MIN_SLICE_BYTES)));
-      if (slices === 1) return addon.copy(dst, src);
-      // Slices end on 64-byte lines, so two threads never write one cache line.
-      const step = Math.ceil(dst.length / slices / 64) * 64;
-      const parts: Promise<void>[] = [];
-      for (let at = 0; at < dst.length; at += step) {
-        const end = Math.min(dst.length, at + step);
-        parts.push(addon.copy(dst.subarray(at, end), src.subarray(at, end)));
-      }
-      return Promise.all(parts).then(() => undefined);
+      return inSlices(dst.length, (at, length) => addon.copy(dst.subarray(at, at + length), src.subarray(at, at + length)));
+    },
+    copyMapped(dst, src, bytes) {
+      if (bytes < MIN_NATIVE_BYTES) return jsHostCopy.copy(new Uint8Array(dst.getMappedRange(0, bytes)), new Uint8Array(src.getMappedRange(0, bytes)));
+      const to = new Uint8Array(dst.getMappedRange(0, ANCHOR_BYTES));
+      const from = new Uint8Array(src.getMappedRange(0, ANCHOR_BYTES));
+      return inSlices(bytes, (at, length) => addon.copy(to, from, at, length));
     },
   };
 }

@@ -16,7 +16,7 @@
 import type { DeviceHandle } from './gpu.js';
 import { PeerCopyError, UsageError } from './errors.js';
 import { ReadbackPool, UploadPool } from './staging-pool.js';
-import { hostCopier, type HostCopier } from './host-copy.js';
+import { copyMapped, hostCopier, type HostCopier } from './host-copy.js';
 import { withTimeout } from './timeout.js';
 import { cutPieces, pieceSize, type ByteRange, type Piece } from './transfer-pieces.js';
 
@@ -302,7 +302,7 @@ export class PeerCopier {
         withTimeout(upload.ready, this.timeoutMs, 'peer copy: mapping the destination staging', dst).then(() => (stagingReadyMs = performance.now())),
       ]);
       // Both ranges stay mapped until the copy has settled: they are unmapped after it.
-      await this.hostCopy.copy(new Uint8Array(upload.buffer.getMappedRange(0, piece.bytes)), new Uint8Array(readback.buffer.getMappedRange(0, piece.bytes)));
+      await copyMapped(this.hostCopy, upload.buffer, readback.buffer, piece.bytes);
       const copiedMs = performance.now();
       readback.given = true;
       reads.give(readback.buffer);

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { hostCopier, jsHostCopy, UsageError, type HostCopier } from '../src/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyMapped, hostCopier, jsHostCopy, openDevices, UsageError, type HostCopier, type PlacedDeviceHandle } from '../src/index.js';
+import { hasWebGPU } from './webgpu.js';
 
 const loaded = hostCopier();
 // scripts/test.sh builds the addon and sets this: there the native copier must be the one in use.
@@ -56,3 +57,65 @@ describe('hostCopier', () => {
     });
   });
 });
+
+describe.skipIf(!hasWebGPU)('copyMapped', () => {
+  let device: GPUDevice;
+  let handles: PlacedDeviceHandle[];
+  beforeAll(async () => {
+    handles = await openDevices(1, { gpus: [] });
+    device = handles[0]!.device;
+  });
+  afterAll(() => handles?.forEach((d) => d.close()));
+
+  /** A mapped read-back buffer holding `data`, a mapped upload buffer of the same size, and every range each was asked for. */
+  async function mappedPair(data: Uint8Array) {
+    const source = device.createBuffer({ size: data.length, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(source, 0, data);
+    const readback = device.createBuffer({ size: data.length, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const encoder = device.createCommandEncoder();
+    encoder.copyBufferToBuffer(source, 0, readback, 0, data.length);
+    device.queue.submit([encoder.finish()]);
+    await readback.mapAsync(GPUMapMode.READ);
+    const upload = device.createBuffer({ size: data.length + 64, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+    const asked: number[] = [];
+    for (const b of [readback, upload]) {
+      const getMappedRange = b.getMappedRange.bind(b);
+      b.getMappedRange = (offset?: number, size?: number) => (asked.push(size ?? -1), getMappedRange(offset, size));
+    }
+    return { readback, upload, asked, destroy: () => [source, readback, upload].forEach((x) => x.destroy()) };
+  }
+
+  const copiers: [string, HostCopier][] = [['js', jsHostCopy], ...(loaded.copier.kind === 'native' ? [['native', loaded.copier] as [string, HostCopier], ['native, 3 slices', hostCopier(3).copier] as [string, HostCopier]] : [])];
+
+  it.each(copiers)('%s: copies the first bytes of one mapped buffer into another, the rest left as it was', async (_, copier) => {
+    const data = randomBytes((1 << 20) + 64 * 7);
+    const { readback, upload, destroy } = await mappedPair(data);
+    const bytes = data.length - 64; // not the whole of either range
+    await copyMapped(copier, upload, readback, bytes);
+    // What the upload buffer holds, read back through the GPU (its range was handed out once already).
+    upload.unmap();
+    const check = device.createBuffer({ size: upload.size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const encoder = device.createCommandEncoder();
+    encoder.copyBufferToBuffer(upload, 0, check, 0, upload.size);
+    device.queue.submit([encoder.finish()]);
+    await check.mapAsync(GPUMapMode.READ);
+    const written = new Uint8Array(check.getMappedRange()).slice();
+    check.destroy();
+    expect(sameBytes(written.subarray(0, bytes), data.subarray(0, bytes))).toBe(true);
+    expect(written.subarray(bytes).every((b) => b === 0)).toBe(true);
+    destroy();
+  });
+
+  it.runIf(loaded.copier.kind === 'native')('native: maps only an 8-byte anchor of each range for a large copy, the whole ranges for a small one', async () => {
+    // A 4 MiB ArrayBuffer a piece counts as V8 external memory and set off a major collection every ~64 MiB moved.
+    const large = await mappedPair(randomBytes(1 << 20));
+    await copyMapped(loaded.copier, large.upload, large.readback, 1 << 20);
+    expect(large.asked).toEqual([8, 8]);
+    large.destroy();
+    const small = await mappedPair(randomBytes(4096));
+    await copyMapped(loaded.copier, small.upload, small.readback, 4096);
+    expect(small.asked).toEqual([4096, 4096]);
+    small.destroy();
+  });
+});
+
