@@ -31,6 +31,11 @@ interface Addon {
  * by `copy` over the two ranges.
  */
 export function copyMapped(copier: HostCopier, dst: GPUBuffer, src: GPUBuffer, bytes: number): Promise<void> {
+  // The native copy reads and writes past what it is handed: check what it may reach first.
+  for (const [name, b] of [['dst', dst], ['src', src]] as const) {
+    if (b.mapState !== 'mapped') return Promise.reject(new UsageError(`copyMapped: ${name} (${b.label || 'unlabelled'}) is ${b.mapState}, not mapped`));
+    if (!(Number.isInteger(bytes) && bytes >= 0 && bytes <= b.size)) return Promise.reject(new UsageError(`copyMapped: ${bytes} bytes do not fit ${name} (${b.label || 'unlabelled'}) of ${b.size}`));
+  }
   if (copier.copyMapped) return copier.copyMapped(dst, src, bytes);
   return copier.copy(new Uint8Array(dst.getMappedRange(0, bytes)), new Uint8Array(src.getMappedRange(0, bytes)));
 }

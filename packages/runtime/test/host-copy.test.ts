@@ -106,6 +106,15 @@ describe.skipIf(!hasWebGPU)('copyMapped', () => {
     destroy();
   });
 
+  it('refuses a buffer that is not mapped, or bytes past either buffer, with a UsageError naming it', async () => {
+    const { readback, upload, destroy } = await mappedPair(randomBytes(4096));
+    await expect(copyMapped(loaded.copier, upload, readback, 4097)).rejects.toThrow(/4097 bytes do not fit src/);
+    await expect(copyMapped(loaded.copier, upload, readback, 4096 + 65)).rejects.toThrow(UsageError);
+    readback.unmap();
+    await expect(copyMapped(loaded.copier, upload, readback, 16)).rejects.toThrow(/src \(unlabelled\) is unmapped, not mapped/);
+    destroy();
+  });
+
   it.runIf(loaded.copier.kind === 'native')('native: maps only an 8-byte anchor of each range for a large copy, the whole ranges for a small one', async () => {
     // A 4 MiB ArrayBuffer a piece counts as V8 external memory and set off a major collection every ~64 MiB moved.
     const large = await mappedPair(randomBytes(1 << 20));
