@@ -16,8 +16,10 @@
  * the sequential variant's phasing (no cut for the chunks between devices): what the cuts cost or gain.
  * --busy-ms keeps both GPUs busy (burnGpus) that long right before the recorded run, so that it runs at
  * the clocks of the suite's rounds, not at those an idle GPU drops to. --watch-js-thread prints, for
- * the recorded run, the WebGPU calls that held the JS thread 0.5 ms or more and the gaps of 1 ms or more
- * between its turns (js-thread-watch.ts), in ms from the recorded run's mark.
+ * the recorded run, the WebGPU calls that held the JS thread 0.5 ms or more, the gaps of 1 ms or more
+ * between its turns, the garbage collections and what the thread was doing in each gap of 3 ms or more
+ * (js-thread-watch.ts), in ms from the recorded run's mark; and writes the process's maps.txt (where
+ * its libraries lay, for a `node --prof` log of the same process).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
