@@ -9,7 +9,7 @@
  * mappings' page sizes, and the transfers with the host copy on the JS thread. It prints the CPUs the process may run on and ran on, so that invocations pinned
  * to different CPUs can be told apart. Run it several times in a row (run scripts in results/).
  *
- *   node dist/host-link-probe.mjs [--mib 32] [--runs 15] [--label TEXT] [--sweep | --stalls]
+ *   node dist/host-link-probe.mjs [--mib 32] [--runs 15] [--label TEXT] [--sweep | --stalls | --held-ranges]
  *
  * --sweep times only the transfers, with the copier's ring depth, largest piece and read-ahead swept
  * (each setting twice, the list forward then back, so drift shows), and both ways again beside one
@@ -22,8 +22,14 @@
  * the JS thread; then one copy timed 30 times after idle, right after 500 ms of burn, and during a
  * burn, by libuv's pool and by the JS thread, on mapped staging and on plain arrays: are threads held
  * off the CPU, or is it the memory? (Neither, on two H200s: every copy 0.1-0.7 ms.)
+ *
+ * --held-ranges counts V8's collections while 8, 16 and 24 mapped ranges of 4 MiB are held as JS
+ * ArrayBuffers at once (20 rounds of map, getMappedRange, unmap), whole or as 8-byte anchors: a held
+ * range counts as V8 external memory until it is unmapped, and enough of it at once starts major
+ * collections (what stopped the JS thread in two-device runs, benchmarks/peer-copy.md).
  */
 import { readFileSync } from 'node:fs';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { hostCopier, jsHostCopy, openDevices, type HostCopier, PeerCopier, type PeerCopierOptions, type PlacedDeviceHandle } from '@syncopate/runtime';
 import { burnGpus } from '@syncopate/core';
@@ -198,8 +204,36 @@ async function stalls(a: PlacedDeviceHandle, b: PlacedDeviceHandle, report: (r: 
   }
 }
 
+async function heldRanges(device: GPUDevice, report: (r: Record<string, unknown>) => void) {
+  const kinds: Record<number, string> = { [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major', [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor', [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks' };
+  let seen: Record<string, number> = {};
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = kinds[(e as unknown as { detail: { kind: number } }).detail.kind] ?? 'other';
+      seen[kind] = (seen[kind] ?? 0) + 1;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  for (const held of [8, 16, 24]) {
+    const buffers = Array.from({ length: held }, () => device.createBuffer({ size: 4 * MiB, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }));
+    for (const ranges of ['whole', 'anchors'] as const) {
+      seen = {};
+      for (let round = 0; round < 20; round++) {
+        await Promise.all(buffers.map((b) => b.mapAsync(GPUMapMode.READ)));
+        const views = buffers.map((b) => new Uint8Array(ranges === 'whole' ? b.getMappedRange() : b.getMappedRange(0, 8)));
+        views.forEach((v) => v[0]); // held, as a host copy holds them
+        buffers.forEach((b) => b.unmap());
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the observer's entries arrive on a later turn
+      report({ kind: 'held-ranges', heldMiB: held * 4, ranges, rounds: 20, collections: seen });
+    }
+    buffers.forEach((b) => b.destroy());
+  }
+  observer.disconnect();
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { mib: { type: 'string' }, runs: { type: 'string' }, label: { type: 'string' }, sweep: { type: 'boolean' }, stalls: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { mib: { type: 'string' }, runs: { type: 'string' }, label: { type: 'string' }, sweep: { type: 'boolean' }, stalls: { type: 'boolean' }, 'held-ranges': { type: 'boolean' } } });
   const bytes = Number(values.mib ?? 32) * MiB;
   const runs = Number(values.runs ?? 15);
   const report = (r: Record<string, unknown>) => console.log(JSON.stringify({ label: values.label ?? '', pid: process.pid, ...r }));
@@ -209,6 +243,10 @@ async function main(): Promise<void> {
     const [a, b] = devices as [PlacedDeviceHandle, PlacedDeviceHandle];
     if (values.stalls) {
       await stalls(a, b, report);
+      return;
+    }
+    if (values['held-ranges']) {
+      await heldRanges(a.device, report);
       return;
     }
     if (values.sweep) {

@@ -10,9 +10,10 @@
  *
  * copy(dst, src, offset, length): bytes [offset, offset + length) after the start of each view, which
  * may reach past the views: each view is then only an anchor at the start of a mapped range at least
- * offset + length long (a few bytes from getMappedRange). Every ArrayBuffer over a mapped range
- * counts as V8 external memory, and a 4 MiB one a piece started a major collection every ~64 MiB
- * moved (5-14 ms with the JS thread stopped, benchmarks/peer-copy.md); anchors count 8 bytes.
+ * offset + length long (a few bytes from getMappedRange). An ArrayBuffer over a mapped range counts
+ * as V8 external memory until it is unmapped, and with 64 MiB or more of them held at once (two
+ * transfers' pieces, 4 MiB on each side) V8 ran major collections mid-run, 4-14 ms with the JS thread
+ * stopped (benchmarks/peer-copy.md); anchors count 8 bytes.
  */
 #include <node_api.h>
 #include <stdio.h>

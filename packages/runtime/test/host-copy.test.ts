@@ -116,7 +116,7 @@ describe.skipIf(!hasWebGPU)('copyMapped', () => {
   });
 
   it.runIf(loaded.copier.kind === 'native')('native: maps only an 8-byte anchor of each range for a large copy, the whole ranges for a small one', async () => {
-    // A 4 MiB ArrayBuffer a piece counts as V8 external memory and set off a major collection every ~64 MiB moved.
+    // A held 4 MiB ArrayBuffer a piece counts as V8 external memory; 64 MiB of them at once set off major collections.
     const large = await mappedPair(randomBytes(1 << 20));
     await copyMapped(loaded.copier, large.upload, large.readback, 1 << 20);
     expect(large.asked).toEqual([8, 8]);
