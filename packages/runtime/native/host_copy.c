@@ -12,7 +12,7 @@
  * may reach past the views: each view is then only an anchor at the start of a mapped range at least
  * offset + length long (a few bytes from getMappedRange). An ArrayBuffer over a mapped range counts
  * as V8 external memory until it is unmapped, and with 64 MiB or more of them held at once (two
- * transfers' pieces, 4 MiB on each side) V8 ran major collections mid-run, 4-14 ms with the JS thread
+ * transfers' pieces, 4 MiB on each side) V8 ran major collections mid-run, up to 14 ms with the JS thread
  * stopped (benchmarks/peer-copy.md); anchors count 8 bytes.
  */
 #include <node_api.h>

@@ -44,7 +44,7 @@ export function copyMapped(copier: HostCopier, dst: GPUBuffer, src: GPUBuffer, b
  * The smallest range getMappedRange gives (offsets are multiples of 8): the anchor the addon copies
  * from. An ArrayBuffer over a mapped range counts as V8 external memory until it is unmapped, and with
  * 64 MiB or more held at once (two transfers' pieces of 4 MiB, read-back and upload) V8 ran major
- * collections mid-run, 4-14 ms with the JS thread stopped (two H200s; on lavapipe 3 in 20 rounds of 64
+ * collections mid-run, up to 14 ms with the JS thread stopped (two H200s; on lavapipe 3 in 20 rounds of 64
  * MiB held, 10 of 96 MiB: benchmarks/peer-copy.md); an anchor counts 8 bytes.
  */
 const ANCHOR_BYTES = 8;
