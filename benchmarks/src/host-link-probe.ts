@@ -29,10 +29,11 @@
  * collections (what stopped the JS thread in two-device runs, benchmarks/peer-copy.md).
  */
 import { readFileSync } from 'node:fs';
-import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { hostCopier, jsHostCopy, openDevices, type HostCopier, PeerCopier, type PeerCopierOptions, type PlacedDeviceHandle } from '@syncopate/runtime';
 import { burnGpus } from '@syncopate/core';
+import { gcKind } from './js-thread-watch.js';
 import { summarize, timeEach } from './stats.js';
 
 const MiB = 1 << 20;
@@ -205,13 +206,9 @@ async function stalls(a: PlacedDeviceHandle, b: PlacedDeviceHandle, report: (r: 
 }
 
 async function heldRanges(device: GPUDevice, report: (r: Record<string, unknown>) => void) {
-  const kinds: Record<number, string> = { [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major', [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor', [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks' };
   let seen: Record<string, number> = {};
   const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) {
-      const kind = kinds[(e as unknown as { detail: { kind: number } }).detail.kind] ?? 'other';
-      seen[kind] = (seen[kind] ?? 0) + 1;
-    }
+    for (const e of list.getEntries()) seen[gcKind(e)] = (seen[gcKind(e)] ?? 0) + 1;
   });
   observer.observe({ entryTypes: ['gc'] });
   for (const held of [8, 16, 24]) {

@@ -12,7 +12,7 @@
  * an ioctl with its file's name) and keeps each change of state: what a gap was spent in.
  */
 import { existsSync } from 'node:fs';
-import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 
 export interface SlowCall {
@@ -70,6 +70,15 @@ function startSampler(): { flag: Int32Array; worker: Worker } | undefined {
   return { flag, worker };
 }
 
+const GC_KINDS: Record<number, string> = { [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major', [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor', [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks' };
+
+/** A 'gc' performance entry's kind ('major', 'minor', ...), ', forced' added where it was forced. */
+export function gcKind(entry: PerformanceEntry): string {
+  const detail = (entry as unknown as { detail?: { kind?: number; flags?: number } }).detail ?? {};
+  const forced = (detail.flags ?? 0) & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED ? ', forced' : '';
+  return `${GC_KINDS[detail.kind ?? 0] ?? `kind ${detail.kind}`}${forced}`;
+}
+
 const wrapped = new WeakSet<object>();
 let recording: SlowCall[] | undefined;
 let minCallMs = 0.5;
@@ -104,13 +113,8 @@ export function watchJsThread(objects: Record<string, object>, options: { callMs
   let ticking = false;
   const sampler = startSampler();
   let collections: SlowCall[] = [];
-  const kinds: Record<number, string> = { [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major', [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor', [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks' };
   const gcObserver = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) {
-      const detail = (e as unknown as { detail?: { kind?: number; flags?: number } }).detail ?? {};
-      const forced = (detail.flags ?? 0) & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED ? ', forced' : '';
-      collections.push({ name: `gc ${kinds[detail.kind ?? 0] ?? detail.kind}${forced}`, at: e.startTime, ms: e.duration });
-    }
+    for (const e of list.getEntries()) collections.push({ name: `gc ${gcKind(e)}`, at: e.startTime, ms: e.duration });
   });
   return {
     start() {

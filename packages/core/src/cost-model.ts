@@ -18,8 +18,7 @@
  * the whole pipeline instead (`queueShare`, learnt by `shareOfQueue`): the host's transfers set the
  * steps' pace and share each device's one queue with the tiles. What the model still leaves out:
  * tiles of one group do not all finish at once, a step's chunks may not all be the same size, and a
- * kernel's waits cost time even when the data is
- * there.
+ * kernel's waits cost time even when the data is there.
  */
 import type { ChunkPlan, Module, Op } from '@syncopate/ir';
 import { volume } from '@syncopate/ir';

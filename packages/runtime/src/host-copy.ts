@@ -36,7 +36,11 @@ export function copyMapped(copier: HostCopier, dst: GPUBuffer, src: GPUBuffer, b
     if (b.mapState !== 'mapped') return Promise.reject(new UsageError(`copyMapped: ${name} (${b.label || 'unlabelled'}) is ${b.mapState}, not mapped`));
     if (!(Number.isInteger(bytes) && bytes >= 0 && bytes <= b.size)) return Promise.reject(new UsageError(`copyMapped: ${bytes} bytes do not fit ${name} (${b.label || 'unlabelled'}) of ${b.size}`));
   }
-  if (copier.copyMapped) return copier.copyMapped(dst, src, bytes);
+  return copier.copyMapped ? copier.copyMapped(dst, src, bytes) : copyWholeRanges(copier, dst, src, bytes);
+}
+
+/** The first `bytes` of both mapped buffers handed to JS as ranges, copied by `copier.copy`. */
+function copyWholeRanges(copier: HostCopier, dst: GPUBuffer, src: GPUBuffer, bytes: number): Promise<void> {
   return copier.copy(new Uint8Array(dst.getMappedRange(0, bytes)), new Uint8Array(src.getMappedRange(0, bytes)));
 }
 
@@ -84,7 +88,7 @@ function nativeHostCopy(addon: Addon, threads: number): HostCopier {
       return inSlices(dst.length, (at, length) => addon.copy(dst.subarray(at, at + length), src.subarray(at, at + length)));
     },
     copyMapped(dst, src, bytes) {
-      if (bytes < MIN_NATIVE_BYTES) return jsHostCopy.copy(new Uint8Array(dst.getMappedRange(0, bytes)), new Uint8Array(src.getMappedRange(0, bytes)));
+      if (bytes < MIN_NATIVE_BYTES) return copyWholeRanges(jsHostCopy, dst, src, bytes);
       const to = new Uint8Array(dst.getMappedRange(0, ANCHOR_BYTES));
       const from = new Uint8Array(src.getMappedRange(0, ANCHOR_BYTES));
       return inSlices(bytes, (at, length) => addon.copy(to, from, at, length));

@@ -71,9 +71,9 @@ export interface PeerCopierOptions {
    * The flow of a transfer with compute queued beside it (`copyRuns`'s `flow`); default the flow of
    * one alone. A read-back submitted after the next phase of compute maps only once that phase is
    * done (a device's work completes in submission order), so reading every piece back before the phase
-   * goes in keeps the transfer from waiting for it: on two H200s `{ ring: 2, readAhead: 8 }` made
-   * ag-gemm f32's fused run 0.6-0.9 ms faster (of 5.7-6.1), but the process's transfers alone then ran
-   * up to twice as slow, so it is not the default (benchmarks/peer-copy.md).
+   * goes in keeps the transfer from waiting for it. On two H200s, once no garbage collection landed in
+   * the runs, neither `{ ring: 4, readAhead: 8 }` nor `{ ring: 2, readAhead: 8 }` made a fused run
+   * faster and both made its transfers slower, so it is not the default (benchmarks/peer-copy.md).
    */
   readonly besideCompute?: Partial<TransferFlow>;
   /** Largest piece, a power of two; default 4 MiB. */
