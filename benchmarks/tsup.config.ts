@@ -8,7 +8,7 @@ const packages = ['ir', 'passes', 'backends', 'runtime', 'core'];
 // One ESM file per benchmark, with everything bundled but Dawn (`webgpu`), so it runs on a GPU
 // machine that has no registry: see ../shared/device/pack.sh.
 export default defineConfig({
-  entry: { bench: 'benchmarks/src/device-bench.ts', stability: 'benchmarks/src/stability.ts', multi: 'benchmarks/src/multi-device-bench.ts', variants: 'benchmarks/src/variants-bench.ts', matmul: 'benchmarks/src/matmul-bench.ts', 'gemm-sweep': 'benchmarks/src/gemm-sweep.ts', suite: 'benchmarks/src/suite-bench.ts', probe: 'benchmarks/src/subgroup-matrix-probe.ts', peercopy: 'benchmarks/src/peer-copy-bench.ts', 'rs-probe': 'benchmarks/src/rs-probe.ts', 'model-suite': 'benchmarks/src/model-suite.ts', 'placed-timeline': 'benchmarks/src/placed-timeline.ts', 'host-link-probe': 'benchmarks/src/host-link-probe.ts', syncopate: 'packages/core/src/cli.ts' },
+  entry: { bench: 'benchmarks/src/device-bench.ts', stability: 'benchmarks/src/stability.ts', multi: 'benchmarks/src/multi-device-bench.ts', variants: 'benchmarks/src/variants-bench.ts', matmul: 'benchmarks/src/matmul-bench.ts', 'gemm-sweep': 'benchmarks/src/gemm-sweep.ts', suite: 'benchmarks/src/suite-bench.ts', probe: 'benchmarks/src/subgroup-matrix-probe.ts', peercopy: 'benchmarks/src/peer-copy-bench.ts', 'rs-probe': 'benchmarks/src/rs-probe.ts', 'model-suite': 'benchmarks/src/model-suite.ts', 'placed-timeline': 'benchmarks/src/placed-timeline.ts', 'host-link-probe': 'benchmarks/src/host-link-probe.ts', 'queue-overlap-probe': 'benchmarks/src/queue-overlap-probe.ts', syncopate: 'packages/core/src/cli.ts' },
   outDir: 'dist',
   format: ['esm'],
   outExtension: () => ({ js: '.mjs' }),

@@ -1,9 +1,10 @@
 /**
  * The host copier's options (PeerCopierOptions) from a benchmark's command line, so that copiers can
  * be compared in one device call: --ring N, --read-ahead N, --beside-compute RING,READAHEAD,
- * --min-piece-kib N, --max-piece-mib N. Absent flags leave the copier's defaults.
+ * --min-piece-kib N, --max-piece-mib N, --copy-threads N (slices a native host copy is cut into; the
+ * default is libuv's pool size). Absent flags leave the copier's defaults.
  */
-import type { PeerCopierOptions } from '@syncopate/runtime';
+import { hostCopier, type PeerCopierOptions } from '@syncopate/runtime';
 
 export const COPIER_FLAGS = {
   ring: { type: 'string' },
@@ -11,6 +12,7 @@ export const COPIER_FLAGS = {
   'beside-compute': { type: 'string' },
   'min-piece-kib': { type: 'string' },
   'max-piece-mib': { type: 'string' },
+  'copy-threads': { type: 'string' },
 } as const;
 
 type CopierValues = { readonly [K in keyof typeof COPIER_FLAGS]?: string | undefined };
@@ -23,12 +25,13 @@ export function copierOptions(values: CopierValues): Omit<PeerCopierOptions, 'ti
     ...(besideRing && { besideCompute: { ring: besideRing, readAhead: besideReadAhead ?? besideRing } }),
     ...(values['min-piece-kib'] && { minPieceBytes: Number(values['min-piece-kib']) * 1024 }),
     ...(values['max-piece-mib'] && { maxPieceBytes: Number(values['max-piece-mib']) << 20 }),
+    ...(values['copy-threads'] && { hostCopy: hostCopier(Number(values['copy-threads'])).copier }),
   };
 }
 
 /** A file-name tag for the options given, e.g. `-ring2-besideCompute2x8`. */
 export function copierTag(options: Omit<PeerCopierOptions, 'timeoutMs'>): string {
   return Object.entries(options)
-    .map(([k, v]) => `-${k}${typeof v === 'object' ? Object.values(v as object).join('x') : String(v)}`)
+    .map(([k, v]) => `-${k}${k === 'hostCopy' ? '' : typeof v === 'object' ? Object.values(v as object).join('x') : String(v)}`)
     .join('');
 }

@@ -42,6 +42,22 @@ describe('fused kernels on the software adapter, against the CPU reference', () 
   }, 120_000);
 });
 
+describe('the f32 GEMM default tile on GPU-scale outputs (simtGemmBlock)', () => {
+  // 128x128x8 where C is at least 1024 x 512: whole tiles, then edges in M, N and K (1100 = 8·128 + 76,
+  // 520 = 4·128 + 8) with uneven shards.
+  const cases: RunOptions[] = [];
+  for (const workload of ['ag-gemm', 'gemm-rs'] as const) {
+    cases.push({ ...base, workload, ranks: 2, shape: { m: 1024, n: 512, k: 32 } });
+    cases.push({ ...base, workload, ranks: 3, shape: { m: 1100, n: 520, k: 24 } });
+  }
+  it.each(cases)('$workload ranks=$ranks $shape.m x $shape.n x $shape.k runs 128x128x8, exact', async (o) => {
+    const report = await runWorkload({ ...o, device });
+    expect(report.block).toEqual({ m: 128, n: 128, k: 8 });
+    expect(report.maxAbsError).toBe(0);
+    expect(report.verified).toBe(true);
+  }, 120_000);
+});
+
 describe('chunks moved in many parts', () => {
   // 64-element parts: shards of 16 to 40 rows move as many row slices, which tiles straddle.
   const cases: RunOptions[] = [];

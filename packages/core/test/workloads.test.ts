@@ -4,7 +4,9 @@ import { formatDiagnostic, shardRange, SyncopateError, type Box } from '@syncopa
 import { compile } from '../src/compile.js';
 import {
   defaultBlock,
+  simtGemmBlock,
   tensorCoreBlock,
+  validateGemmOptions,
   wideTensorCoreBlock,
   forEachRun,
   getWorkload,
@@ -271,6 +273,17 @@ describe('helpers', () => {
     expect(defaultBlock({ m: 100, n: 72, k: 40 })).toEqual({ m: 64, n: 64, k: 32 });
     expect(defaultBlock({ m: 30, n: 1, k: 12 })).toEqual({ m: 32, n: 16, k: 16 });
     expect(defaultBlock({ m: 1, n: 17, k: 1 })).toEqual({ m: 16, n: 32, k: 8 });
+  });
+
+  it('simtGemmBlock is 128x128x8 where the output is at least 1024 x 512, else defaultBlock; the GEMM workloads build f32 with it', () => {
+    expect(simtGemmBlock({ m: 4096, n: 512, k: 4096 })).toEqual({ m: 128, n: 128, k: 8 });
+    expect(simtGemmBlock({ m: 1024, n: 512, k: 4 })).toEqual({ m: 128, n: 128, k: 8 });
+    expect(simtGemmBlock({ m: 1023, n: 4096, k: 4096 })).toEqual(defaultBlock({ m: 1023, n: 4096, k: 4096 }));
+    expect(simtGemmBlock({ m: 4096, n: 511, k: 4096 })).toEqual(defaultBlock({ m: 4096, n: 511, k: 4096 }));
+    const shape = { m: 2048, n: 1024, k: 256 };
+    expect(validateGemmOptions('ag-gemm', { ranks: 2, shape, dtype: 'f32' })).toEqual({ m: 128, n: 128, k: 8 });
+    // f16 without tensor cores keeps the SIMT default: 128x128x8 was measured in f32 only.
+    expect(validateGemmOptions('ag-gemm', { ranks: 2, shape, dtype: 'f16' })).toEqual(defaultBlock(shape));
   });
 
   it('tensorCoreBlock is 128x128x64 (ag-gemm 128x256x32), shrunk likewise, K at least one 16-deep matrix; the GEMM workloads accept theirs; 256-wide tiles in f16 only', () => {

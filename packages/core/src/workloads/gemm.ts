@@ -44,6 +44,23 @@ export function defaultBlock(shape: WorkloadShape): BlockShape {
   return shrinkBlock({ m: 64, n: 64, k: 32 }, shape, 8);
 }
 
+/** Outputs at least this large (rows, columns) take SIMT_GEMM_TILE in f32. */
+const SIMT_GEMM_MIN_OUTPUT = { m: 1024, n: 512 } as const;
+const SIMT_GEMM_TILE: BlockShape = { m: 128, n: 128, k: 8 };
+
+/**
+ * The GEMM workloads' f32 tile where none is given (f32 dots lower to SIMT): 128x128x8 where the
+ * output C is at least 1024 x 512, else defaultBlock. 128x128x8 was the fastest f32 SIMT tile on the
+ * H100 (32.1 TFLOP/s at 4096³) and the suite's GEMM rows set it; against the old default 64x64x32, in
+ * one process (`syncopate tune`, two H200s): fused ag-gemm 4096x2048x4096 on 2 GPUs 4.31 against 6.67
+ * ms, gemm-rs 4096x4096x2048 4.15 against 6.84, ag-gemm 4096x1024x4096, 4 ranks on one GPU, 4.43
+ * against 9.57 (benchmarks/README.md, 2026-11-26, call 5). Small outputs keep the smaller tile: a
+ * 128x128 tile leaves most of a GPU idle there.
+ */
+export function simtGemmBlock(shape: WorkloadShape): BlockShape {
+  return shape.m >= SIMT_GEMM_MIN_OUTPUT.m && shape.n >= SIMT_GEMM_MIN_OUTPUT.n ? SIMT_GEMM_TILE : defaultBlock(shape);
+}
+
 /**
  * The tile where the dots lower to subgroup matrices (tensor cores): 128x128x64, shrunk for small
  * shapes (K at least one 16-deep matrix). On the H100 128x256x16 ran the square GEMM faster (237.6
@@ -70,7 +87,7 @@ export function validateGemmOptions(workload: string, o: WorkloadOptions): Block
   if (o.shape.m < o.ranks) {
     throw new UsageError(`${workload}: M = ${o.shape.m} is smaller than the ${o.ranks} ranks; every rank needs at least one row`);
   }
-  const block = o.block ?? defaultBlock(o.shape);
+  const block = o.block ?? (o.dtype === 'f32' ? simtGemmBlock(o.shape) : defaultBlock(o.shape));
   const sides: readonly number[] = o.dtype === 'f16' ? BLOCK_MN_F16 : BLOCK_MN;
   const ks: readonly number[] = o.dtype === 'f16' ? BLOCK_K_F16 : BLOCK_K;
   if (!sides.includes(block.m) || !sides.includes(block.n) || !ks.includes(block.k)) {

@@ -13,7 +13,7 @@ import type { Workload, WorkloadName } from './types.js';
 export * from './types.js';
 export * from './errors.js';
 export * from './report.js';
-export { BLOCK_K, BLOCK_MN, defaultBlock, shrinkBlock, tensorCoreBlock, validateGemmOptions, wideTensorCoreBlock } from './gemm.js';
+export { BLOCK_K, BLOCK_MN, defaultBlock, shrinkBlock, simtGemmBlock, tensorCoreBlock, validateGemmOptions, wideTensorCoreBlock } from './gemm.js';
 export { DEFAULT_POOLING, EMBED_BLOCK_M, embedA2a, gatherRow } from './embed-a2a.js';
 export { a2aGemm, a2aKernel, a2aLayout, a2aPlan, defaultSplits, type A2aLayout } from './a2a.js';
 export { defaultGemvBlock, GEMV_BLOCK_M, gemvKernel, validateGemvOptions } from './gemv.js';
