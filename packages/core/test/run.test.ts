@@ -42,7 +42,7 @@ describe('fused kernels on the software adapter, against the CPU reference', () 
   }, 120_000);
 });
 
-describe('the f32 GEMM default tile on GPU-scale outputs (simtGemmBlock)', () => {
+describe('the f32 GEMM default tile on GPU-scale outputs (simtGemmBlock; ag-gemm, gemm-rs, a2a-gemm)', () => {
   // 128x128x8 where C is at least 1024 x 512: whole tiles, then edges in M, N and K (1100 = 8·128 + 76,
   // 520 = 4·128 + 8) with uneven shards.
   const cases: RunOptions[] = [];
@@ -50,6 +50,8 @@ describe('the f32 GEMM default tile on GPU-scale outputs (simtGemmBlock)', () =>
     cases.push({ ...base, workload, ranks: 2, shape: { m: 1024, n: 512, k: 32 } });
     cases.push({ ...base, workload, ranks: 3, shape: { m: 1100, n: 520, k: 24 } });
   }
+  // a2a-gemm's experts: 1024 tokens a rank routed unevenly, so each expert's block is padded to whole 128-row tiles.
+  cases.push({ ...base, workload: 'a2a-gemm', ranks: 2, shape: { m: 1024, n: 512, k: 16 } });
   it.each(cases)('$workload ranks=$ranks $shape.m x $shape.n x $shape.k runs 128x128x8, exact', async (o) => {
     const report = await runWorkload({ ...o, device });
     expect(report.block).toEqual({ m: 128, n: 128, k: 8 });
