@@ -8,7 +8,11 @@
  * their product: first every candidate tile (`tuneBlocks`, or `blocks`) at the first order and chunk
  * count, then every order × chunk count at the fastest verified tile (the pair already timed is not
  * timed again). It assumes the tile, which sets the compute rate, ranks the same at any order and
- * chunk count. An explicit tile equal to the one the workload's own choice ran is skipped.
+ * chunk count. An explicit tile equal to the one the workload's own choice ran is skipped. Where the
+ * ranks span devices, the fastest candidate is timed once more with sequential phasing (transfers
+ * between devices not beside compute): with one queue a device, overlap can lose (two H200s:
+ * a2a-gemm's fused run 0.92x sequential, benchmarks/README.md, 2026-11-26), and a tuned run should
+ * never keep an overlap that loses.
  *
  * A candidate that throws (a tile whose pipeline the adapter cannot create: 128x128x64 f16 needs more
  * workgroup memory than lavapipe's 32 KiB) is a failed trial with its message, not the end of the
@@ -25,6 +29,8 @@ export interface TuneCandidate {
   readonly chunksPerRank: number;
   /** The GEMM tile; absent: the workload's own choice (`tensorCoreBlock` on tensor cores, else `defaultBlock`). */
   readonly block?: BlockShape;
+  /** `sequential`: transfers between devices not beside compute (RunOptions.phasing); absent: overlap. */
+  readonly phasing?: 'sequential';
 }
 
 export interface TuneTrial extends TuneCandidate {
@@ -92,7 +98,8 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
   let untimedTiles = blocks;
   // every order × chunk count but the first, which the tiles were timed at
   const pairs = orders.flatMap((order) => chunks.map((chunksPerRank) => ({ order, chunksPerRank }))).slice(1);
-  let pairsLeft = pairs.length;
+  const acrossDevices = (o.devices ?? o.handles?.length ?? 1) > 1;
+  let pairsLeft = pairs.length + (acrossDevices ? 1 : 0);
   let adapter = 'unknown adapter';
   const time = async (candidate: TuneCandidate): Promise<void> => {
     let trial: TuneTrial;
@@ -122,6 +129,12 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
     pairsLeft--;
     await time({ ...pair, ...(tile && { block: tile }) });
   }
+  const overlapBest = fastest(trials);
+  if (acrossDevices && overlapBest) {
+    pairsLeft--;
+    const { order, chunksPerRank, block } = overlapBest;
+    await time({ order, chunksPerRank, ...(block && { block }), phasing: 'sequential' });
+  }
 
   const best = fastest(trials);
   if (best === undefined) {
@@ -131,6 +144,6 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
     const why = failed ? `; ${errors.length} could not run (first: ${failed.error})` : '';
     throw new Error(`tune: no candidate of ${o.workload} matched the CPU reference${why}`);
   }
-  const { order, chunksPerRank, block, ms } = best;
-  return { key: tuneKey(adapter, o), best: { order, chunksPerRank, ...(block && { block }), ms }, trials, adapter, date: new Date().toISOString() };
+  const { order, chunksPerRank, block, phasing, ms } = best;
+  return { key: tuneKey(adapter, o), best: { order, chunksPerRank, ...(block && { block }), ...(phasing && { phasing }), ms }, trials, adapter, date: new Date().toISOString() };
 }

@@ -33,6 +33,12 @@ export const VARIANT_OPTIONS: Record<BenchVariant, Pick<RunWorkloadOptions, 'bac
   fused: { backend: 'auto', phasing: 'overlap' },
 };
 
+/** A variant's backend and phasing; the fused variant takes `o.phasing` where given (a tuned choice, autotune.ts). */
+function variantOptions(o: BenchOptions, variant: BenchVariant): Pick<RunWorkloadOptions, 'backend' | 'codegen'> {
+  const { backend, phasing } = VARIANT_OPTIONS[variant];
+  return { backend, codegen: { ...o.codegen, phasing: variant === 'fused' ? (o.phasing ?? phasing) : phasing } };
+}
+
 export interface BenchOptions extends Omit<RunWorkloadOptions, 'backend' | 'timedRuns' | 'warmupRuns'> {
   /** Check each variant against the CPU reference (default true; see RunWorkloadOptions.verify). */
   readonly verify?: boolean;
@@ -66,6 +72,8 @@ export interface VariantResult {
   readonly target?: 'simt' | 'subgroup-matrix';
   /** The GEMM tile that ran (RunReport.block), where the kernel has a dot. */
   readonly block?: BlockShape;
+  /** Over several devices: how the transfers between them were scheduled (RunReport.phasing). */
+  readonly phasing?: 'overlap' | 'sequential';
   /**
    * Over several devices: each round's time, in order (benchVariantsInTurn). Runs far apart in time
    * that differ by far more than neighbouring ones ran at different GPU clocks (two H200s: up to 2x).
@@ -141,6 +149,7 @@ const variantResult = (report: RunReport, ms: Summary): VariantResult => ({
   phases: report.phases,
   ...(report.target ? { target: report.target } : {}),
   ...(report.block ? { block: report.block } : {}),
+  ...(report.phasing ? { phasing: report.phasing } : {}),
 });
 
 /** What timing the variants gives benchWorkload. */
@@ -163,11 +172,9 @@ async function benchVariantsApart(o: BenchOptions): Promise<TimedVariants> {
   let last: RunReport | undefined;
   let commMs: number | undefined;
   for (const variant of BENCH_VARIANTS) {
-    const { backend, phasing } = VARIANT_OPTIONS[variant];
     const report = await runWorkload({
       ...o,
-      backend,
-      codegen: { ...o.codegen, phasing },
+      ...variantOptions(o, variant),
       timedRuns: o.runs ?? 20,
       warmupRuns: o.warmup ?? 5,
       // The sequential variant runs communication and compute apart: time the former on its own.
@@ -256,10 +263,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   };
   // Each part's session opens inside the previous one's, so all are open for the timing.
   const opening: { name: BenchVariant | 'compute'; options: RunWorkloadOptions }[] = [
-    ...BENCH_VARIANTS.map((variant) => {
-      const { backend, phasing } = VARIANT_OPTIONS[variant];
-      return { name: variant, options: { ...o, backend, codegen: { ...o.codegen, phasing } } };
-    }),
+    ...BENCH_VARIANTS.map((variant) => ({ name: variant, options: { ...o, ...variantOptions(o, variant) } })),
     ...((o.computeOnly ?? true) ? [{ name: 'compute' as const, options: { ...o, backend: 'auto' as const, withoutTransfers: true } }] : []),
   ];
   const open = async (i: number): Promise<void> => {
@@ -384,7 +388,7 @@ export function benchTable(reports: readonly BenchReport[]): string {
     const comm = o ? formatBenchMs(o.commOnlyMs) + (o.commMeasured ? '' : ' (seq − compute)') + fusedComm : '–';
     const overlap = o ? [formatBenchMs(o.computeOnlyMs.median), comm, Number.isNaN(o.efficiency) ? '–' : o.efficiency.toFixed(2)] : ['–', '–', '–'];
     const overDecomposed = `${r.speedup.overDecomposed.toFixed(2)}x${r.fusedIsDecomposed ? ' (same program)' : ''}`;
-    return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')} | ${r.speedup.overSequential.toFixed(2)}x | ${overDecomposed} | ${overlap.join(' | ')} | ${verified} |`;
+    return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')}${r.variants.fused.phasing === 'sequential' ? ' (sequential phasing, tuned)' : ''} | ${r.speedup.overSequential.toFixed(2)}x | ${overDecomposed} | ${overlap.join(' | ')} | ${verified} |`;
   });
   return [
     '| workload | shape | ranks | devices | order | chunks/rank | sequential ms | decomposed ms | fused ms | fused vs sequential | fused vs decomposed | compute-only ms | comm-only ms | overlap efficiency | verified |',

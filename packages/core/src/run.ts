@@ -126,7 +126,7 @@ function placeWorkload(o: RunWorkloadOptions, module: CompiledKernel['module']):
   }
   let placed: ReturnType<typeof emitPlacedKernels>;
   try {
-    placed = emitPlacedKernels(module, rankDevice, o.codegen);
+    placed = emitPlacedKernels(module, rankDevice, o.phasing === undefined || o.codegen?.phasing !== undefined ? o.codegen : { ...o.codegen, phasing: o.phasing });
   } catch (e) {
     if (e instanceof RangeError && !/call stack/.test(e.message)) throw new UsageError(e.message);
     throw e;
@@ -333,6 +333,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       dtype: o.dtype,
       target,
       ...(block && { block }),
+      ...(placed.phases && { phasing: placed.phases.phasing }),
       verified: error <= (workload.tolerance?.(wo) ?? 0),
       maxAbsError: error,
       fusedMs: summarize(timed.times).median,

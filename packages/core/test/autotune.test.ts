@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { DeviceHandle } from '@syncopate/runtime';
+import { openDevices, type DeviceHandle, type PlacedDeviceHandle } from '@syncopate/runtime';
 import { tune, tuneBlocks, tuneKey, type TuneProgress, type TuneResult, type TuneTrial } from '../src/autotune.js';
 import { defaultTuneCacheFile, TuneCache } from '../src/cli/tune-cache.js';
 import { tunedRun } from '../src/cli/tune-command.js';
@@ -133,6 +133,36 @@ describe('tune searches the tile first, then the order and chunk count', () => {
   });
 });
 
+describe('tune where the ranks span devices', () => {
+  let handles: PlacedDeviceHandle[];
+  beforeAll(async () => {
+    handles = await openDevices(2, { gpus: [], device: { requiredLimits: 'adapter-max' } });
+  });
+  afterAll(() => handles?.forEach((h) => h.close()));
+
+  it('times the fastest candidate once more with sequential phasing, and keeps whichever is faster', async () => {
+    const trials: TuneTrial[] = [];
+    const progress: TuneProgress[] = [];
+    const result = await tune({
+      workload: 'ag-gemm', ranks: 2, devices: 2, handles, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', seed: 1, timedRuns: 2, warmupRuns: 0,
+      orders: ['row-major', 'chunk-arrival'], chunksPerRank: [1], blocks: [undefined],
+      onTrial: (t, p) => (trials.push(t), progress.push(p)),
+    });
+    expect(result.trials.map((t) => [t.order, t.phasing])).toEqual([
+      ['row-major', undefined],
+      ['chunk-arrival', undefined],
+      [expect.any(String), 'sequential'],
+    ]);
+    expect(result.trials.every((t) => t.verified)).toBe(true);
+    const [a, b, sequential] = result.trials as [TuneTrial, TuneTrial, TuneTrial];
+    // the sequential trial repeats the fastest overlapped candidate
+    expect(sequential.order).toBe(a.ms <= b.ms ? a.order : b.order);
+    expect(result.best.ms).toBe(Math.min(a.ms, b.ms, sequential.ms));
+    expect(result.best.phasing).toBe(sequential.ms < Math.min(a.ms, b.ms) ? 'sequential' : undefined);
+    expect(progress.map((p) => p.total)).toEqual([3, 3, 3]);
+  }, 180_000);
+});
+
 describe('tunedRun', () => {
   let device: DeviceHandle;
   beforeAll(async () => {
@@ -153,6 +183,12 @@ describe('tunedRun', () => {
     const key = tuneKey(adapterLabel(device), run);
     cacheHolding({ ...result(key, 'grouped', 2), best: { order: 'grouped', chunksPerRank: 2, block: { m: 32, n: 16, k: 8 }, ms: 1 } });
     expect(await tunedRun(run, [device], { warmup: 0 }, io)).toEqual({ ...run, order: 'grouped', chunksPerRank: 2, block: { m: 32, n: 16, k: 8 } });
+  });
+
+  it('runs with the cached phasing where tuning chose sequential', async () => {
+    const key = tuneKey(adapterLabel(device), run);
+    cacheHolding({ ...result(key, 'grouped', 1), best: { order: 'grouped', chunksPerRank: 1, phasing: 'sequential', ms: 1 } });
+    expect(await tunedRun(run, [device], { warmup: 0 }, io)).toEqual({ ...run, order: 'grouped', chunksPerRank: 1, phasing: 'sequential' });
   });
 
   it('keeps the workload tile for an entry cached before tiles were tuned', async () => {
@@ -192,8 +228,8 @@ describe('syncopate tune and bench --tuned on the software adapter', () => {
     const tuned = await cli('tune', 'gemv-ar', '--ranks', '2', '--m', '4', '--n', '32', '--k', '32', '--runs', '1', '--warmup', '0', '--order', 'row-major', '--chunks-per-rank', '1');
     expect(tuned.code).toBe(0);
     const lines = tuned.out.split('\n');
-    expect(lines[1]).toMatch(/^ {2}tile +order +chunks\/rank +fused$/);
-    expect(lines[2]).toMatch(/^ {2}default +row-major +1 +[\d.]+ ms {2}<- best$/);
+    expect(lines[1]).toMatch(/^ {2}tile +order +chunks\/rank +phasing +fused$/);
+    expect(lines[2]).toMatch(/^ {2}default +row-major +1 +overlap +[\d.]+ ms {2}<- best$/);
   }, 60_000);
 
   it('refuses --tuned together with the lists it would replace', async () => {

@@ -112,6 +112,22 @@ describe('the three variants of a workload', () => {
     }
   }, 120_000);
 
+  it('on two devices, the fused variant takes a tuned sequential phasing where given, and the table says so', async () => {
+    const handles = await openDevices(2, { gpus: [], device: { requiredLimits: 'adapter-max' } });
+    try {
+      const o = { workload: 'ag-gemm', ranks: 2, devices: 2, handles, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', order: 'chunk-arrival', seed: 3, runs: 2, warmup: 0 } as const;
+      const tuned = await benchWorkload({ ...o, phasing: 'sequential' });
+      expect([tuned.variants.sequential.phasing, tuned.variants.decomposed.phasing, tuned.variants.fused.phasing]).toEqual(['sequential', 'overlap', 'sequential']);
+      expect(tuned.variants.fused.verified).toBe(true);
+      expect(benchTable([tuned])).toContain('(sequential phasing, tuned)');
+      const plain = await benchWorkload(o);
+      expect(plain.variants.fused.phasing).toBe('overlap');
+      expect(benchTable([plain])).not.toContain('sequential phasing');
+    } finally {
+      handles.forEach((h) => h.close());
+    }
+  }, 120_000);
+
   it('on two devices with two ranks each: fused moves the chunks within a device itself, a program of its own', async () => {
     const handles = await openDevices(2, { gpus: [], device: { requiredLimits: 'adapter-max' } });
     try {

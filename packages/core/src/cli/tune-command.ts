@@ -27,7 +27,7 @@ async function tuneOne(run: RunOptions, handles: readonly DeviceHandle[], cmd: T
     timedRuns: cmd.runs,
     warmupRuns: cmd.warmup,
     warmupBusyMs: cmd.warmupBusyMs ?? 0,
-    onTrial: (t, { done, total }) => io.progress?.(`tuning ${run.workload}: ${done}/${total} (tile ${blockLabel(t.block)}, ${t.order}, ${t.chunksPerRank} chunks/rank)`),
+    onTrial: (t, { done, total }) => io.progress?.(`tuning ${run.workload}: ${done}/${total} (tile ${blockLabel(t.block)}, ${t.order}, ${t.chunksPerRank} chunks/rank${t.phasing ? `, ${t.phasing} phasing` : ''})`),
   });
 }
 
@@ -41,9 +41,9 @@ export async function tunedRun(run: RunOptions, handles: readonly DeviceHandle[]
     result = await tuneOne(run, handles, { runs: 10, ...cmd }, io);
     cache.put(result);
   }
-  const { order, chunksPerRank, block } = result.best;
+  const { order, chunksPerRank, block, phasing } = result.best;
   // an entry cached before tiles were tuned has no block: the workload keeps its own
-  return { ...run, order, chunksPerRank, ...(block && { block }) };
+  return { ...run, order, chunksPerRank, ...(block && { block }), ...(phasing && { phasing }) };
 }
 
 function trialTime(t: TuneTrial): string {
@@ -53,11 +53,11 @@ function trialTime(t: TuneTrial): string {
 
 function formatTune(r: TuneResult, file: string): string {
   const rows = r.trials.map((t) => {
-    const best = t.order === r.best.order && t.chunksPerRank === r.best.chunksPerRank && sameBlock(t.block, r.best.block);
+    const best = t.order === r.best.order && t.chunksPerRank === r.best.chunksPerRank && sameBlock(t.block, r.best.block) && t.phasing === r.best.phasing;
     const note = t.error !== undefined ? `  ${t.error.split('\n')[0]}` : best ? '  <- best' : '';
-    return `  ${blockLabel(t.block).padEnd(11)} ${t.order.padEnd(14)} ${String(t.chunksPerRank).padStart(11)}  ${trialTime(t).padStart(12)}${note}`;
+    return `  ${blockLabel(t.block).padEnd(11)} ${t.order.padEnd(14)} ${String(t.chunksPerRank).padStart(11)}  ${(t.phasing ?? 'overlap').padEnd(10)}  ${trialTime(t).padStart(12)}${note}`;
   });
-  const header = `  ${'tile'.padEnd(11)} ${'order'.padEnd(14)} ${'chunks/rank'.padStart(11)}  ${'fused'.padStart(12)}`;
+  const header = `  ${'tile'.padEnd(11)} ${'order'.padEnd(14)} ${'chunks/rank'.padStart(11)}  ${'phasing'.padEnd(10)}  ${'fused'.padStart(12)}`;
   return [r.key, header, ...rows, `  stored in ${file}`].join('\n');
 }
 

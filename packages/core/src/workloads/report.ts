@@ -33,6 +33,12 @@ export interface RunOptions {
   readonly devices?: number;
   /** Ranks on each device (default: ranks / devices, rounded up). */
   readonly ranksPerDevice?: number;
+  /**
+   * Over several devices, how the transfers between them are scheduled (CodegenOptions.phasing):
+   * `overlap` (default) beside compute, `sequential` before the tiles that wait for them and after
+   * those that send them. A `codegen.phasing` given to runWorkload takes precedence.
+   */
+  readonly phasing?: 'overlap' | 'sequential';
   /** false: the devices the run opens skip Dawn's bounds checks (`OpenGpuOptions.robustness`). */
   readonly robustness?: boolean;
   /**
@@ -56,6 +62,8 @@ export interface RunReport {
   readonly target?: 'simt' | 'subgroup-matrix';
   /** The tile of the kernel's first dot (M×N of its result, K of its operands), where it has one. */
   readonly block?: BlockShape;
+  /** Over several devices: how the transfers between them were scheduled (RunOptions.phasing). */
+  readonly phasing?: 'overlap' | 'sequential';
   /** Every output matched the reference on its checked region. */
   readonly verified: boolean;
   readonly maxAbsError: number;
