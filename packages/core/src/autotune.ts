@@ -11,7 +11,7 @@
  * chunk count. An explicit tile equal to the one the workload's own choice ran is skipped. Where the
  * ranks span devices, the fastest candidate is timed once more with sequential phasing (transfers
  * between devices not beside compute): with one queue a device, overlap can lose (two H200s:
- * a2a-gemm's fused run 0.92x sequential, benchmarks/README.md, 2026-11-26), and a tuned run should
+ * a2a-gemm's fused run 0.90–0.93x sequential, benchmarks/README.md, 2026-11-26), and a tuned run should
  * never keep an overlap that loses.
  *
  * A candidate that throws (a tile whose pipeline the adapter cannot create: 128x128x64 f16 needs more
