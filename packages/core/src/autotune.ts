@@ -99,7 +99,7 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
   // every order × chunk count but the first, which the tiles were timed at
   const pairs = orders.flatMap((order) => chunks.map((chunksPerRank) => ({ order, chunksPerRank }))).slice(1);
   const acrossDevices = (o.devices ?? o.handles?.length ?? 1) > 1;
-  let pairsLeft = pairs.length + (acrossDevices ? 1 : 0);
+  let trialsAfterTiles = pairs.length + (acrossDevices ? 1 : 0);
   let adapter = 'unknown adapter';
   const time = async (candidate: TuneCandidate): Promise<void> => {
     let trial: TuneTrial;
@@ -115,7 +115,7 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
     // a tile the workload's own choice already ran would time the same kernel again
     untimedTiles = untimedTiles.filter((b) => b === undefined || !tilesRun.some((t) => sameBlock(t, b)));
     trials.push(trial);
-    o.onTrial?.(trial, { done: trials.length, total: trials.length + untimedTiles.length + pairsLeft });
+    o.onTrial?.(trial, { done: trials.length, total: trials.length + untimedTiles.length + trialsAfterTiles });
   };
 
   while (untimedTiles.length > 0) {
@@ -126,12 +126,12 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
   const fastestTile = fastest(trials);
   const tile = fastestTile ? fastestTile.block : blocks[0];
   for (const pair of pairs) {
-    pairsLeft--;
+    trialsAfterTiles--;
     await time({ ...pair, ...(tile && { block: tile }) });
   }
   const overlapBest = fastest(trials);
   if (acrossDevices && overlapBest) {
-    pairsLeft--;
+    trialsAfterTiles--;
     const { order, chunksPerRank, block } = overlapBest;
     await time({ order, chunksPerRank, ...(block && { block }), phasing: 'sequential' });
   }

@@ -72,7 +72,11 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
     const fusedComm = members.every((m) => m.report.overlap!.fusedCommOnlyMs !== undefined);
     return { key, members, params, fusedParams: fusedComm ? { ...fit((o) => o.fusedCommOnlyMs!), dispatchMs: params.dispatchMs } : params };
   });
-  const measured = (c: (typeof fitted)[number]) => c.members.map((m) => ({ geometry: m.geometry, params: c.fusedParams, fusedMs: m.report.variants.fused.ms.median }));
+  // A fused run at a tuned sequential phasing (autotune.ts) hides nothing: the shares are learnt from
+  // overlapped ones, and the model predicts it as the sequential variant.
+  const sequentialPhasing = (report: BenchReport) => report.variants.fused.phasing === 'sequential';
+  const measured = (c: (typeof fitted)[number]) =>
+    c.members.filter((m) => !sequentialPhasing(m.report)).map((m) => ({ geometry: m.geometry, params: c.fusedParams, fusedMs: m.report.variants.fused.ms.median }));
   return fitted.map(({ key, members, params: own, fusedParams: ownFused }) => {
     // The shares are learnt from the other configurations only: a row never predicts itself. The
     // queue's, from those whose transfers go the same way (feeding loads, or carrying results out).
@@ -83,7 +87,8 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
     const fusedParams = { ...ownFused, deviceShare, queueShare };
     const predictAll = (geometry: WorkloadGeometry): Prediction => ({ ...predict(geometry, params), fused: predict(geometry, fusedParams).fused });
     const rows = members.map(({ report, geometry }) => {
-      const predicted = predictAll(geometry);
+      const all = predictAll(geometry);
+      const predicted = sequentialPhasing(report) ? { ...all, fused: all.sequential } : all;
       const v = report.variants;
       return {
         report,

@@ -126,7 +126,9 @@ function placeWorkload(o: RunWorkloadOptions, module: CompiledKernel['module']):
   }
   let placed: ReturnType<typeof emitPlacedKernels>;
   try {
-    placed = emitPlacedKernels(module, rankDevice, o.phasing === undefined || o.codegen?.phasing !== undefined ? o.codegen : { ...o.codegen, phasing: o.phasing });
+    // RunOptions.phasing where the codegen options name none
+    const codegen = o.phasing === undefined || o.codegen?.phasing !== undefined ? o.codegen : { ...o.codegen, phasing: o.phasing };
+    placed = emitPlacedKernels(module, rankDevice, codegen);
   } catch (e) {
     if (e instanceof RangeError && !/call stack/.test(e.message)) throw new UsageError(e.message);
     throw e;

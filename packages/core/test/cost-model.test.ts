@@ -129,6 +129,26 @@ describe('cost model', () => {
     expect(agB).toBeGreaterThan(agA! + 1e-6);
   });
 
+  it('predicts a fused run at a tuned sequential phasing as the sequential variant, and learns no share from it', () => {
+    // two configurations whose transfers go the same way (feeding loads), so each learns its queue share from the other
+    const run = (k: number): RunOptions => ({ workload: 'ag-gemm', ranks: 2, shape: { m: 256, n: 128, k }, dtype: 'f32', devices: 2, order: 'chunk-arrival', backend: 'auto', seed: 1 });
+    const report = (fusedMs: number, phasing?: 'sequential') =>
+      ({
+        devices: 2,
+        order: 'chunk-arrival',
+        chunksPerRank: 1,
+        variants: { sequential: { ms: { median: 3.0 } }, decomposed: { ms: { median: 2.6 } }, fused: { ms: { median: fusedMs }, ...(phasing && { phasing }) } },
+        overlap: { computeOnlyMs: { median: 0.6 }, commOnlyMs: 2.4, commMeasured: true },
+      }) as unknown as BenchReport;
+    const runs = [run(64), run(128)];
+    const [tuned] = modelBench([report(3.1, 'sequential'), report(2.0)], runs);
+    expect(tuned!.rows[0]!.predicted.fused).toBe(tuned!.rows[0]!.predicted.sequential);
+    // whatever the first configuration's fused run took, at a sequential phasing it teaches the second nothing
+    const secondFused = (firstFused: number, phasing?: 'sequential') => modelBench([report(firstFused, phasing), report(2.0)], runs)[1]!.rows[0]!.predicted.fused;
+    expect(secondFused(2.2, 'sequential')).toBe(secondFused(3.4, 'sequential'));
+    expect(secondFused(2.2)).not.toBeCloseTo(secondFused(3.4));
+  });
+
   it('predicts fused over several devices from the communication of the fused variant where it was timed alone', () => {
     const run: RunOptions = { workload: 'ag-gemm', ranks: 4, shape: { m: 256, n: 128, k: 64 }, dtype: 'f32', devices: 2, order: 'chunk-arrival', backend: 'auto', seed: 1 };
     const report = (fusedCommOnlyMs?: number) =>

@@ -275,11 +275,12 @@ describe('helpers', () => {
     expect(defaultBlock({ m: 1, n: 17, k: 1 })).toEqual({ m: 16, n: 32, k: 8 });
   });
 
-  it('simtGemmBlock is 128x128x8 where the output is at least 1024 x 512, else defaultBlock; the GEMM workloads build f32 with it', () => {
-    expect(simtGemmBlock({ m: 4096, n: 512, k: 4096 })).toEqual({ m: 128, n: 128, k: 8 });
-    expect(simtGemmBlock({ m: 1024, n: 512, k: 4 })).toEqual({ m: 128, n: 128, k: 8 });
-    expect(simtGemmBlock({ m: 1023, n: 4096, k: 4096 })).toEqual(defaultBlock({ m: 1023, n: 4096, k: 4096 }));
-    expect(simtGemmBlock({ m: 4096, n: 511, k: 4096 })).toEqual(defaultBlock({ m: 4096, n: 511, k: 4096 }));
+  it('simtGemmBlock is 128x128x8 in f32 where the output is at least 1024 x 512, else defaultBlock; the GEMM workloads build with it', () => {
+    expect(simtGemmBlock({ m: 4096, n: 512, k: 4096 }, 'f32')).toEqual({ m: 128, n: 128, k: 8 });
+    expect(simtGemmBlock({ m: 1024, n: 512, k: 4 }, 'f32')).toEqual({ m: 128, n: 128, k: 8 });
+    expect(simtGemmBlock({ m: 1023, n: 4096, k: 4096 }, 'f32')).toEqual(defaultBlock({ m: 1023, n: 4096, k: 4096 }));
+    expect(simtGemmBlock({ m: 4096, n: 511, k: 4096 }, 'f32')).toEqual(defaultBlock({ m: 4096, n: 511, k: 4096 }));
+    expect(simtGemmBlock({ m: 4096, n: 4096, k: 4096 }, 'f16')).toEqual(defaultBlock({ m: 4096, n: 4096, k: 4096 }));
     const shape = { m: 2048, n: 1024, k: 256 };
     expect(validateGemmOptions('ag-gemm', { ranks: 2, shape, dtype: 'f32' })).toEqual({ m: 128, n: 128, k: 8 });
     // f16 without tensor cores keeps the SIMT default: 128x128x8 was measured in f32 only.

@@ -15,7 +15,7 @@
 import { add, buildModule, mul, replicated, shardRange, type Box, type ChunkPlan, type ChunkSpec, type Module } from '@syncopate/ir';
 import { allToAll, allToAllLayout } from '@syncopate/passes';
 import { checkMatrixOptions, checkRank, UsageError } from './errors.js';
-import { BLOCK_K, BLOCK_MN, defaultBlock, simtGemmBlock } from './gemm.js';
+import { BLOCK_K, BLOCK_MN, simtGemmBlock } from './gemm.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
 import type { BlockShape, TensorData, Workload, WorkloadOptions } from './types.js';
@@ -68,7 +68,7 @@ export function a2aLayout(o: WorkloadOptions): A2aLayout {
     throw new UsageError(`a2a-gemm: rank ${short} routes ${splits[short]!.reduce((a, b) => a + b, 0)} tokens, not M = ${o.shape.m}; each row of splits must sum to M`);
   }
   // The experts' GEMM takes the GEMM workloads' tile (M tokens a rank and N outputs size it).
-  const block = o.block ?? (o.dtype === 'f32' ? simtGemmBlock(o.shape) : defaultBlock(o.shape));
+  const block = o.block ?? simtGemmBlock(o.shape, o.dtype);
   const ok = (BLOCK_MN as readonly number[]).includes(block.m) && (BLOCK_MN as readonly number[]).includes(block.n);
   if (!ok || !(BLOCK_K as readonly number[]).includes(block.k)) {
     throw new UsageError(`block ${block.m}x${block.n}x${block.k}: m and n must be one of ${BLOCK_MN.join(', ')}, k one of ${BLOCK_K.join(', ')}`);

@@ -9,7 +9,7 @@ import { checkMatrixOptions, checkRank, UsageError } from './errors.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
 import { gemmTolerance } from './tolerance.js';
-import type { BlockShape, ReductionPlan, TensorData, Workload, WorkloadOptions, WorkloadShape } from './types.js';
+import type { BlockShape, ReductionPlan, TensorData, Workload, WorkloadDType, WorkloadOptions, WorkloadShape } from './types.js';
 
 export const BLOCK_MN = [16, 32, 64, 128] as const;
 export const BLOCK_K = [8, 16, 32] as const;
@@ -49,16 +49,18 @@ const SIMT_GEMM_MIN_OUTPUT = { m: 1024, n: 512 } as const;
 const SIMT_GEMM_TILE: BlockShape = { m: 128, n: 128, k: 8 };
 
 /**
- * The GEMM workloads' f32 tile where none is given (f32 dots lower to SIMT): 128x128x8 where the
- * output C is at least 1024 x 512, else defaultBlock. 128x128x8 was the fastest f32 SIMT tile on the
+ * The GEMM workloads' tile where none is given (ag-gemm, gemm-rs, a2a-gemm's experts; f16 on tensor
+ * cores takes `tensorCoreBlock` instead): in f32, 128x128x8 where the output C is at least 1024 x 512,
+ * else defaultBlock (f16 on SIMT keeps it too: 128x128x8 was measured in f32 only). 128x128x8 was the fastest f32 SIMT tile on the
  * H100 (32.1 TFLOP/s at 4096³) and the suite's GEMM rows set it; against the old default 64x64x32, in
  * one process (`syncopate tune`, two H200s): fused ag-gemm 4096x2048x4096 on 2 GPUs 4.31 against 6.67
  * ms, gemm-rs 4096x4096x2048 4.15 against 6.84, ag-gemm 4096x1024x4096, 4 ranks on one GPU, 4.43
  * against 9.57 (benchmarks/README.md, 2026-11-26, call 5). Small outputs keep the smaller tile: a
  * 128x128 tile leaves most of a GPU idle there.
  */
-export function simtGemmBlock(shape: WorkloadShape): BlockShape {
-  return shape.m >= SIMT_GEMM_MIN_OUTPUT.m && shape.n >= SIMT_GEMM_MIN_OUTPUT.n ? SIMT_GEMM_TILE : defaultBlock(shape);
+export function simtGemmBlock(shape: WorkloadShape, dtype: WorkloadDType): BlockShape {
+  const large = shape.m >= SIMT_GEMM_MIN_OUTPUT.m && shape.n >= SIMT_GEMM_MIN_OUTPUT.n;
+  return dtype === 'f32' && large ? SIMT_GEMM_TILE : defaultBlock(shape);
 }
 
 /**
@@ -87,7 +89,7 @@ export function validateGemmOptions(workload: string, o: WorkloadOptions): Block
   if (o.shape.m < o.ranks) {
     throw new UsageError(`${workload}: M = ${o.shape.m} is smaller than the ${o.ranks} ranks; every rank needs at least one row`);
   }
-  const block = o.block ?? (o.dtype === 'f32' ? simtGemmBlock(o.shape) : defaultBlock(o.shape));
+  const block = o.block ?? simtGemmBlock(o.shape, o.dtype);
   const sides: readonly number[] = o.dtype === 'f16' ? BLOCK_MN_F16 : BLOCK_MN;
   const ks: readonly number[] = o.dtype === 'f16' ? BLOCK_K_F16 : BLOCK_K;
   if (!sides.includes(block.m) || !sides.includes(block.n) || !ks.includes(block.k)) {

@@ -34,7 +34,7 @@ export interface WorkloadOptions {
    * chunk-table.ts). Chosen by measurement: benchmarks/README.md, reduce-scatter section.
    */
   readonly reduction?: ReductionPlan;
-  /** Tile sizes (default: `defaultBlock(shape)`, 64x64x32 shrunk for small shapes; the GEMM workloads in f32: `simtGemmBlock(shape)`). */
+  /** Tile sizes (default: `defaultBlock(shape)`, 64x64x32 shrunk for small shapes; the GEMM workloads: `simtGemmBlock(shape, dtype)`). */
   readonly block?: BlockShape;
   /** `embed-a2a`: embedding rows summed per sample (the pooling factor L; default 8). */
   readonly pooling?: number;
