@@ -3,8 +3,8 @@
  * uploads share it with the phases of compute. This probe asks, on one device, whether a copy
  * submitted beside a compute submission runs *while* it computes, and what decides it:
  *
- *  - `burn`: a compute submission alone (~2 ms; it binds tensor T read_write, as fused kernels bind
- *    what they write); `upload`: 32 MiB from a MAP_WRITE staging buffer into a device buffer;
+ *  - `burn`: a compute submission alone (grown toward `--burn-ms`, at most 65,535 workgroups: 0.54 ms
+ *    on an H100; it binds tensor T read_write, as fused kernels bind what they write); `upload`: 32 MiB from a MAP_WRITE staging buffer into a device buffer;
  *    `readBack`: 32 MiB from a device buffer into a MAP_READ staging buffer, mapped.
  *  - `burnThenUploadFree`: the upload submitted right after the burn, into a buffer the burn does not
  *    bind (F, last used by a copy); `burnThenUploadBound`: into T, which the burn binds (a write after
@@ -47,11 +47,14 @@ interface Probe {
   readonly resolve: GPUBuffer | undefined;
   readonly readTicks: GPUBuffer | undefined;
   workgroups: number;
+  /** Burns submitted since the case's body began (its GPU time is read where there was one). */
+  burns: number;
 }
 
 const done = (p: Probe) => withTimeout(p.device.queue.onSubmittedWorkDone(), 10_000, 'queue-overlap-probe', p.device);
 
 function submitBurn(p: Probe): void {
+  p.burns++;
   const e = p.device.createCommandEncoder();
   const pass = e.beginComputePass(p.query ? { timestampWrites: { querySet: p.query, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {});
   pass.setPipeline(p.pipeline);
@@ -145,6 +148,7 @@ async function open(device: GPUDevice, bytes: number, burnMs: number): Promise<P
     resolve: timestamps ? device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC }) : undefined,
     readTicks: timestamps ? device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }) : undefined,
     workgroups: 1,
+    burns: 0,
   };
   // Grown until one burn takes burnMs on the host's clock (after two untimed: the first compiles).
   for (let i = 0; i < 2; i++) submitBurn(p);
@@ -175,10 +179,11 @@ async function main(): Promise<void> {
       const extra: Record<string, number[]> = {};
       for (let i = 0; i < runs + 3; i++) {
         await c.prepare?.(p);
+        p.burns = 0;
         const start = performance.now();
         const seen = await c.body(p, start);
         const wall = performance.now() - start;
-        const burnMs = name.includes('urn') ? await burnGpuMs(p) : undefined;
+        const burnMs = p.burns > 0 ? await burnGpuMs(p) : undefined;
         if (i < 3) continue;
         walls.push(wall);
         if (burnMs !== undefined) burns.push(burnMs);
