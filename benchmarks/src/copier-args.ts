@@ -29,9 +29,12 @@ export function copierOptions(values: CopierValues): Omit<PeerCopierOptions, 'ti
   };
 }
 
-/** A file-name tag for the options given, e.g. `-ring2-besideCompute2x8`. */
-export function copierTag(options: Omit<PeerCopierOptions, 'timeoutMs'>): string {
-  return Object.entries(options)
-    .map(([k, v]) => `-${k}${k === 'hostCopy' ? '' : typeof v === 'object' ? Object.values(v as object).join('x') : String(v)}`)
+/** A file-name tag for the copier flags given, e.g. `-ring2-beside-compute2x8-copy-threads4`. */
+export function copierTag(values: CopierValues): string {
+  return Object.keys(COPIER_FLAGS)
+    .flatMap((flag) => {
+      const value = values[flag as keyof CopierValues];
+      return value === undefined ? [] : [`-${flag}${value.replace(',', 'x')}`];
+    })
     .join('');
 }

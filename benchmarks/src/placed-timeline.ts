@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const runs = Number(values.runs ?? 5);
   const busyMs = Number(values['busy-ms'] ?? 0);
   const peerCopy = copierOptions(values);
-  const tag = copierTag(peerCopy);
+  const tag = copierTag(values);
   const devices = await openDevices(2, { device: { requiredLimits: 'adapter-max' } });
   const watch = values['watch-js-thread'] ? watchJsThread(webgpuObjects(devices[0]!.device)) : undefined;
   try {
