@@ -2,9 +2,10 @@
  * The host copier's options (PeerCopierOptions) from a benchmark's command line, so that copiers can
  * be compared in one device call: --ring N, --read-ahead N, --beside-compute RING,READAHEAD,
  * --min-piece-kib N, --max-piece-mib N, --copy-threads N (slices a native host copy is cut into; the
- * default is libuv's pool size). Absent flags leave the copier's defaults.
+ * default is libuv's pool size), --copy-stores cached|streaming (how a native host copy writes:
+ * HostCopierOptions.stores). Absent flags leave the copier's defaults.
  */
-import { hostCopier, type PeerCopierOptions } from '@syncopate/runtime';
+import { hostCopier, UsageError, type HostCopyStores, type PeerCopierOptions } from '@syncopate/runtime';
 
 export const COPIER_FLAGS = {
   ring: { type: 'string' },
@@ -13,6 +14,7 @@ export const COPIER_FLAGS = {
   'min-piece-kib': { type: 'string' },
   'max-piece-mib': { type: 'string' },
   'copy-threads': { type: 'string' },
+  'copy-stores': { type: 'string' },
 } as const;
 
 type CopierValues = { readonly [K in keyof typeof COPIER_FLAGS]?: string | undefined };
@@ -25,8 +27,15 @@ export function copierOptions(values: CopierValues): Omit<PeerCopierOptions, 'ti
     ...(besideRing && { besideCompute: { ring: besideRing, readAhead: besideReadAhead ?? besideRing } }),
     ...(values['min-piece-kib'] && { minPieceBytes: Number(values['min-piece-kib']) * 1024 }),
     ...(values['max-piece-mib'] && { maxPieceBytes: Number(values['max-piece-mib']) << 20 }),
-    ...(values['copy-threads'] && { hostCopy: hostCopier(Number(values['copy-threads'])).copier }),
+    ...((values['copy-threads'] || values['copy-stores']) && {
+      hostCopy: hostCopier({ ...(values['copy-threads'] && { threads: Number(values['copy-threads']) }), ...(values['copy-stores'] && { stores: copyStores(values['copy-stores']) }) }).copier,
+    }),
   };
+}
+
+function copyStores(value: string): HostCopyStores {
+  if (value !== 'cached' && value !== 'streaming') throw new UsageError(`--copy-stores must be cached or streaming, got ${value}`);
+  return value;
 }
 
 /** A file-name tag for the copier flags given, e.g. `-ring2-beside-compute2x8-copy-threads4`. */

@@ -97,15 +97,18 @@ async function probes(devices: readonly PlacedDeviceHandle[], runs: number) {
     const from = new Uint8Array(read.getMappedRange());
     const to = new Uint8Array(write.getMappedRange());
     const hostCopy = await timeEach(runs, 2, async () => to.set(from));
-    // The same copy off the JS thread (the addon, in slices on libuv's pool), each thread count checked.
+    // The same copy off the JS thread (the addon, in slices on libuv's pool), each thread count and
+    // way of storing checked.
     const native: Record<string, unknown>[] = [];
     for (const threads of hostCopier().copier.kind === 'native' ? [1, 2, 4, 8, 16] : []) {
-      const { copier } = hostCopier(threads);
-      to.fill(0);
-      await copier.copy(to, from);
-      const verified = to.every((v, i) => v === from[i]);
-      const ms = await timeEach(runs, 2, () => copier.copy(to, from));
-      native.push({ threads, verified, gbps: bytes / (ms.median * 1e-3) / 1e9, ms });
+      for (const stores of ['cached', 'streaming'] as const) {
+        const { copier } = hostCopier({ threads, stores });
+        to.fill(0);
+        await copier.copy(to, from);
+        const verified = to.every((v, i) => v === from[i]);
+        const ms = await timeEach(runs, 2, () => copier.copy(to, from));
+        native.push({ threads, stores, verified, gbps: bytes / (ms.median * 1e-3) / 1e9, ms });
+      }
     }
     const plainA = new Uint8Array(bytes);
     const plainB = new Uint8Array(bytes);

@@ -71,7 +71,7 @@ interface Case {
 
 /** How the two-device rows' peer copies crossed the host, for the heading (none on one device). */
 function hostCopyNote(reports: readonly BenchReport[]): string {
-  const kinds = [...new Set(reports.flatMap((r) => (r.hostCopy ? [r.hostCopy] : [])))];
+  const kinds = [...new Set(reports.flatMap((r) => (r.hostCopy ? [r.hostCopyStores ? `${r.hostCopy} (${r.hostCopyStores} stores)` : r.hostCopy] : [])))];
   return kinds.length ? `, host copy ${kinds.join(' and ')}` : '';
 }
 

@@ -12,7 +12,7 @@
 import type { BlockShape, RunReport } from './workloads/index.js';
 import { mulberry32, shuffled } from './workloads/random.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
-import { PeerCopier, placeRanks, type HostCopier } from '@syncopate/runtime';
+import { PeerCopier, placeRanks, type HostCopier, type HostCopyStores } from '@syncopate/runtime';
 import { summarize, type Summary } from './stats.js';
 import { burnGpus } from './gpu-burn.js';
 import type { PlacedSession } from './placed-session.js';
@@ -129,6 +129,8 @@ export interface BenchReport {
   readonly fusedIsDecomposed?: true;
   /** Over several devices: how the peer copies crossed the host (runtime's host-copy.ts). */
   readonly hostCopy?: HostCopier['kind'];
+  /** Over several devices, with the native host copy: how it wrote the destination (HostCopierOptions.stores). */
+  readonly hostCopyStores?: HostCopyStores;
 }
 
 /**
@@ -164,6 +166,7 @@ interface TimedVariants {
   readonly compute?: { readonly report: RunReport; readonly ms: Summary };
   readonly fusedIsDecomposed?: boolean;
   readonly hostCopy?: HostCopier['kind'];
+  readonly hostCopyStores?: HostCopyStores;
 }
 
 /** Each variant in its own session, one after another; on one device each timed on the GPU. */
@@ -309,6 +312,7 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
     ...(compute && { compute }),
     fusedIsDecomposed: lowered.get('fused') === lowered.get('decomposed'),
     hostCopy: copier.hostCopy.kind,
+    ...(copier.hostCopy.stores && { hostCopyStores: copier.hostCopy.stores }),
   };
 }
 
@@ -330,7 +334,7 @@ function speedups({ sequential, decomposed, fused }: Record<BenchVariant, Varian
 }
 
 export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
-  const { variants, last, commMs, fusedCommMs, compute, fusedIsDecomposed, hostCopy } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
+  const { variants, last, commMs, fusedCommMs, compute, fusedIsDecomposed, hostCopy, hostCopyStores } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
   const fused = variants.fused.ms.median;
   let overlap: BenchReport['overlap'];
   if (o.computeOnly ?? true) {
@@ -363,6 +367,7 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
     ...(overlap === undefined ? {} : { overlap }),
     ...(fusedIsDecomposed && { fusedIsDecomposed }),
     ...(hostCopy && { hostCopy }),
+    ...(hostCopyStores && { hostCopyStores }),
   };
 }
 

@@ -14,11 +14,20 @@
  * as V8 external memory until it is unmapped, and with 64 MiB or more of them held at once (two
  * transfers' pieces, 4 MiB on each side) V8 ran major collections mid-run, up to 14 ms with the JS thread
  * stopped (benchmarks/peer-copy.md); anchors count 8 bytes.
+ *
+ * copy(dst, src, offset, length, streaming): with `streaming` true, the destination is written with
+ * non-temporal stores (x86-64; elsewhere memcpy). A plain copy of a 1 MiB slice reads each destination
+ * line in before it overwrites it and leaves the lines in the cache; one thread then moved 5.5-8 GB/s
+ * between mapped ranges on an H200 host (benchmarks/peer-copy.md). Non-temporal stores skip that read.
  */
 #include <node_api.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 typedef struct {
   napi_async_work work;
@@ -28,12 +37,43 @@ typedef struct {
   void* dst;
   const void* src;
   size_t length;
+  int streaming;
 } Copy;
+
+/* memcpy, but the destination's whole 64-byte lines written with non-temporal stores. */
+static void stream_copy(void* dst, const void* src, size_t length) {
+#if defined(__x86_64__)
+  char* d = (char*)dst;
+  const char* s = (const char*)src;
+  size_t head = (64 - ((uintptr_t)d & 63)) & 63;
+  if (head > length) head = length;
+  memcpy(d, s, head);
+  d += head;
+  s += head;
+  length -= head;
+  for (; length >= 64; length -= 64, d += 64, s += 64) {
+    __m128i a = _mm_loadu_si128((const __m128i*)s);
+    __m128i b = _mm_loadu_si128((const __m128i*)(s + 16));
+    __m128i c = _mm_loadu_si128((const __m128i*)(s + 32));
+    __m128i e = _mm_loadu_si128((const __m128i*)(s + 48));
+    _mm_stream_si128((__m128i*)d, a);
+    _mm_stream_si128((__m128i*)(d + 16), b);
+    _mm_stream_si128((__m128i*)(d + 32), c);
+    _mm_stream_si128((__m128i*)(d + 48), e);
+  }
+  memcpy(d, s, length);
+  /* Non-temporal stores are weakly ordered: visible before the copy is reported done. */
+  _mm_sfence();
+#else
+  memcpy(dst, src, length);
+#endif
+}
 
 static void run_copy(napi_env env, void* data) {
   (void)env;
   Copy* c = (Copy*)data;
-  memcpy(c->dst, c->src, c->length);
+  if (c->streaming) stream_copy(c->dst, c->src, c->length);
+  else memcpy(c->dst, c->src, c->length);
 }
 
 static void finish_copy(napi_env env, napi_status status, void* data) {
@@ -77,15 +117,20 @@ static int view_bytes(napi_env env, napi_value view, const char* name, void** da
 }
 
 static napi_value copy(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 5;
+  napi_value argv[5];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc != 2 && argc != 4) {
-    napi_throw_type_error(env, NULL, "host copy: copy(dst, src) or copy(dst, src, offset, length) with Uint8Arrays");
+  if (argc != 2 && argc != 4 && argc != 5) {
+    napi_throw_type_error(env, NULL, "host copy: copy(dst, src) or copy(dst, src, offset, length[, streaming]) with Uint8Arrays");
+    return NULL;
+  }
+  bool streaming = false;
+  if (argc == 5 && napi_get_value_bool(env, argv[4], &streaming) != napi_ok) {
+    napi_throw_type_error(env, NULL, "host copy: streaming must be a boolean");
     return NULL;
   }
   double offset = 0, length = 0;
-  if (argc == 4 && (napi_get_value_double(env, argv[2], &offset) != napi_ok || napi_get_value_double(env, argv[3], &length) != napi_ok ||
+  if (argc >= 4 && (napi_get_value_double(env, argv[2], &offset) != napi_ok || napi_get_value_double(env, argv[3], &length) != napi_ok ||
                     !(offset >= 0 && length >= 0 && offset + length <= 9007199254740991.0))) {
     napi_throw_type_error(env, NULL, "host copy: offset and length must be non-negative numbers");
     return NULL;
@@ -111,12 +156,13 @@ static napi_value copy(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, message);
     return NULL;
   }
-  if (argc == 4) {
+  if (argc >= 4) {
     c->dst = (char*)c->dst + (size_t)offset;
     src = (char*)src + (size_t)offset;
   }
   c->src = src;
-  c->length = argc == 4 ? (size_t)length : src_bytes;
+  c->length = argc >= 4 ? (size_t)length : src_bytes;
+  c->streaming = streaming;
   napi_value promise, name;
   napi_create_promise(env, &c->deferred, &promise);
   napi_create_string_utf8(env, "syncopate host copy", NAPI_AUTO_LENGTH, &name);

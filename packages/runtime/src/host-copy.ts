@@ -10,6 +10,8 @@ import { UsageError } from './errors.js';
 export interface HostCopier {
   /** 'native': slices on libuv's thread pool; 'js': `Uint8Array.set` on the calling thread. */
   readonly kind: 'native' | 'js';
+  /** How a native copy writes its destination (HostCopierOptions.stores). */
+  readonly stores?: HostCopyStores;
   /** Copies `src` into `dst` (equal lengths); both must stay valid (mapped) until it resolves. */
   copy(dst: Uint8Array, src: Uint8Array): Promise<void>;
   /**
@@ -20,10 +22,23 @@ export interface HostCopier {
   copyMapped?(dst: GPUBuffer, src: GPUBuffer, bytes: number): Promise<void>;
 }
 
+/** 'cached': memcpy; 'streaming': non-temporal stores to the destination (x86-64; memcpy elsewhere). */
+export type HostCopyStores = 'cached' | 'streaming';
+
+export interface HostCopierOptions {
+  /** Slices a copy is cut into, at most (default: libuv's pool size). */
+  readonly threads?: number;
+  /** How the native copy writes the destination (default 'cached'). */
+  readonly stores?: HostCopyStores;
+}
+
 interface Addon {
   copy(dst: Uint8Array, src: Uint8Array): Promise<void>;
-  /** Bytes [offset, offset + length) after each view's start: the views are anchors of longer mapped ranges. */
-  copy(dst: Uint8Array, src: Uint8Array, offset: number, length: number): Promise<void>;
+  /**
+   * Bytes [offset, offset + length) after each view's start: the views are anchors of longer mapped
+   * ranges; `streaming` writes the destination with non-temporal stores.
+   */
+  copy(dst: Uint8Array, src: Uint8Array, offset: number, length: number, streaming?: boolean): Promise<void>;
 }
 
 /**
@@ -71,7 +86,8 @@ export const jsHostCopy: HostCopier = {
   },
 };
 
-function nativeHostCopy(addon: Addon, threads: number): HostCopier {
+function nativeHostCopy(addon: Addon, threads: number, stores: HostCopyStores): HostCopier {
+  const streaming = stores === 'streaming';
   /** `bytes` cut into slices that end on 64-byte lines (two threads never write one cache line), each copied by `slice(at, length)`. */
   const inSlices = (bytes: number, slice: (at: number, length: number) => Promise<void>): Promise<void> => {
     const slices = Math.max(1, Math.min(threads, Math.floor(bytes / MIN_SLICE_BYTES)));
@@ -83,15 +99,16 @@ function nativeHostCopy(addon: Addon, threads: number): HostCopier {
   };
   return {
     kind: 'native',
+    stores,
     copy(dst, src) {
       if (dst.length < MIN_NATIVE_BYTES || dst.length !== src.length) return jsHostCopy.copy(dst, src);
-      return inSlices(dst.length, (at, length) => addon.copy(dst.subarray(at, at + length), src.subarray(at, at + length)));
+      return inSlices(dst.length, (at, length) => addon.copy(dst.subarray(at, at + length), src.subarray(at, at + length), 0, length, streaming));
     },
     copyMapped(dst, src, bytes) {
       if (bytes < MIN_NATIVE_BYTES) return copyWholeRanges(jsHostCopy, dst, src, bytes);
       const to = new Uint8Array(dst.getMappedRange(0, ANCHOR_BYTES));
       const from = new Uint8Array(src.getMappedRange(0, ANCHOR_BYTES));
-      return inSlices(bytes, (at, length) => addon.copy(to, from, at, length));
+      return inSlices(bytes, (at, length) => addon.copy(to, from, at, length, streaming));
     },
   };
 }
@@ -107,15 +124,17 @@ let addon: { addon?: Addon; why?: string } | undefined;
 
 /**
  * The host copier this process uses: the native one where its addon loads, else the JS one (`why`
- * says what was missing). `threads` caps a copy's slices (default: libuv's pool size). Set
+ * says what was missing), with `options` (HostCopierOptions). Set
  * `SYNCOPATE_HOST_COPY=js` to keep copies on the JS thread, and `SYNCOPATE_HOST_COPY_ADDON` to a path
  * to load the addon from elsewhere. The pool's size is libuv's (`UV_THREADPOOL_SIZE`, default 4): on
  * two H200s the suite's transfers were faster with 4 than with 16 (benchmarks/peer-copy.md).
  */
-export function hostCopier(threads?: number): { readonly copier: HostCopier; readonly why?: string } {
+export function hostCopier(options: HostCopierOptions = {}): { readonly copier: HostCopier; readonly why?: string } {
   addon ??= loadAddon();
   if (!addon.addon) return { copier: jsHostCopy, why: addon.why! };
-  return { copier: nativeHostCopy(addon.addon, threads ?? (Number(process.env.UV_THREADPOOL_SIZE) || 4)) };
+  const threads = options.threads ?? (Number(process.env.UV_THREADPOOL_SIZE) || 4);
+  if (!(Number.isInteger(threads) && threads >= 1)) throw new UsageError(`hostCopier: threads must be a positive integer, got ${threads}`);
+  return { copier: nativeHostCopy(addon.addon, threads, options.stores ?? 'cached') };
 }
 
 function loadAddon(): { addon?: Addon; why?: string } {

@@ -50,5 +50,5 @@ export {
   type OpenDevicesOptions,
 } from './discovery.js';
 export { GpuClock, type PassSpan, type PassTicks } from './timestamps.js';
-export { copyMapped, hostCopier, jsHostCopy, type HostCopier } from './host-copy.js';
+export { copyMapped, hostCopier, jsHostCopy, type HostCopier, type HostCopierOptions, type HostCopyStores } from './host-copy.js';
 export { PeerCopier, type PeerCopy, type BufferRange, type PeerCopierOptions, type PieceStages, type TransferFlow, type TransferStages } from './peer-copy.js';

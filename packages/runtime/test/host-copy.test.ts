@@ -21,7 +21,7 @@ describe('hostCopier', () => {
     expect(loaded.copier.kind).toBe('native');
   });
 
-  const copiers: [string, HostCopier][] = [['js', jsHostCopy], ...(loaded.copier.kind === 'native' ? [['native', loaded.copier] as [string, HostCopier], ['native, 3 slices', hostCopier(3).copier] as [string, HostCopier]] : [])];
+  const copiers: [string, HostCopier][] = [['js', jsHostCopy], ...(loaded.copier.kind === 'native' ? [['native', loaded.copier] as [string, HostCopier], ['native, 3 slices', hostCopier({ threads: 3 }).copier] as [string, HostCopier], ['native, streaming stores, 3 slices', hostCopier({ threads: 3, stores: 'streaming' }).copier] as [string, HostCopier]] : [])];
 
   describe.each(copiers)('%s', (_, copier) => {
     it('copies every byte of views at offsets, in slices that do not divide the length', async () => {
@@ -85,7 +85,7 @@ describe.skipIf(!hasWebGPU)('copyMapped', () => {
     return { readback, upload, asked, destroy: () => [source, readback, upload].forEach((x) => x.destroy()) };
   }
 
-  const copiers: [string, HostCopier][] = [['js', jsHostCopy], ...(loaded.copier.kind === 'native' ? [['native', loaded.copier] as [string, HostCopier], ['native, 3 slices', hostCopier(3).copier] as [string, HostCopier]] : [])];
+  const copiers: [string, HostCopier][] = [['js', jsHostCopy], ...(loaded.copier.kind === 'native' ? [['native', loaded.copier] as [string, HostCopier], ['native, 3 slices', hostCopier({ threads: 3 }).copier] as [string, HostCopier], ['native, streaming stores, 3 slices', hostCopier({ threads: 3, stores: 'streaming' }).copier] as [string, HostCopier]] : [])];
 
   it.each(copiers)('%s: copies the first bytes of one mapped buffer into another, the rest left as it was', async (_, copier) => {
     const data = randomBytes((1 << 20) + 64 * 7);
