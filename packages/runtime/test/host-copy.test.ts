@@ -12,6 +12,18 @@ function randomBytes(n: number): Uint8Array {
   return out;
 }
 
+/** Every copier this process has: the JS one, and the native one as loaded, in 3 slices, and with memcpy's stores. */
+const copiers: [string, HostCopier][] = [
+  ['js', jsHostCopy],
+  ...(loaded.copier.kind === 'native'
+    ? ([
+        ['native', loaded.copier],
+        ['native, 3 slices', hostCopier({ threads: 3 }).copier],
+        ['native, cached stores, 3 slices', hostCopier({ threads: 3, stores: 'cached' }).copier],
+      ] as [string, HostCopier][])
+    : []),
+];
+
 /** Byte equality without vitest's element-by-element diff (slow at a megabyte). */
 const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
 
@@ -21,7 +33,12 @@ describe('hostCopier', () => {
     expect(loaded.copier.kind).toBe('native');
   });
 
-  const copiers: [string, HostCopier][] = [['js', jsHostCopy], ...(loaded.copier.kind === 'native' ? [['native', loaded.copier] as [string, HostCopier], ['native, 3 slices', hostCopier({ threads: 3 }).copier] as [string, HostCopier], ['native, streaming stores, 3 slices', hostCopier({ threads: 3, stores: 'streaming' }).copier] as [string, HostCopier]] : [])];
+  it.runIf(loaded.copier.kind === 'native')('writes with streaming stores unless told otherwise, and refuses a thread count that is not one', () => {
+    expect(loaded.copier.stores).toBe('streaming');
+    expect(hostCopier({ stores: 'cached' }).copier.stores).toBe('cached');
+    expect(() => hostCopier({ threads: 0 })).toThrow(UsageError);
+  });
+
 
   describe.each(copiers)('%s', (_, copier) => {
     it('copies every byte of views at offsets, in slices that do not divide the length', async () => {
@@ -85,7 +102,6 @@ describe.skipIf(!hasWebGPU)('copyMapped', () => {
     return { readback, upload, asked, destroy: () => [source, readback, upload].forEach((x) => x.destroy()) };
   }
 
-  const copiers: [string, HostCopier][] = [['js', jsHostCopy], ...(loaded.copier.kind === 'native' ? [['native', loaded.copier] as [string, HostCopier], ['native, 3 slices', hostCopier({ threads: 3 }).copier] as [string, HostCopier], ['native, streaming stores, 3 slices', hostCopier({ threads: 3, stores: 'streaming' }).copier] as [string, HostCopier]] : [])];
 
   it.each(copiers)('%s: copies the first bytes of one mapped buffer into another, the rest left as it was', async (_, copier) => {
     const data = randomBytes((1 << 20) + 64 * 7);
