@@ -15,7 +15,12 @@
  * transfers' pieces, 4 MiB on each side) V8 ran major collections mid-run, up to 14 ms with the JS thread
  * stopped (benchmarks/peer-copy.md); anchors count 8 bytes.
  *
- * copy(dst, src, offset, length, streaming): with `streaming` true, the destination is written with
+ * copy(dst, src, offset, length, streaming, slices): the bytes cut into `slices` parts on 64-byte lines,
+ * each a work item on the pool, and the promise settled once the last is done: one promise to settle
+ * on the JS thread a copy, however many threads run it (with a promise a slice, 16 slices a piece
+ * made the suite's transfers 1.4x slower than 4 on two H100s: benchmarks/peer-copy.md).
+ *
+ * With `streaming` true, the destination is written with
  * non-temporal stores (x86-64; elsewhere memcpy). A plain copy of a 1 MiB slice reads each destination
  * line in before it overwrites it and leaves the lines in the cache; one thread then moved 5.5-8 GB/s
  * between mapped ranges on an H200 host (benchmarks/peer-copy.md). Non-temporal stores skip that read.
@@ -29,16 +34,25 @@
 #include <emmintrin.h>
 #endif
 
+/* One call: its promise, the buffers it keeps alive, and its slices still running. */
 typedef struct {
-  napi_async_work work;
   napi_deferred deferred;
   napi_ref dst_ref;
   napi_ref src_ref;
-  void* dst;
-  const void* src;
-  size_t length;
+  char* dst;
+  const char* src;
   int streaming;
+  size_t pending;
+  int cancelled;
 } Copy;
+
+/* A part of a call's bytes, run as one work item on libuv's pool. */
+typedef struct {
+  napi_async_work work;
+  Copy* copy;
+  size_t at;
+  size_t length;
+} Slice;
 
 /* memcpy, but the destination's whole 64-byte lines written with non-temporal stores. */
 static void stream_copy(void* dst, const void* src, size_t length) {
@@ -69,17 +83,24 @@ static void stream_copy(void* dst, const void* src, size_t length) {
 #endif
 }
 
-static void run_copy(napi_env env, void* data) {
+static void run_slice(napi_env env, void* data) {
   (void)env;
-  Copy* c = (Copy*)data;
-  if (c->streaming) stream_copy(c->dst, c->src, c->length);
-  else memcpy(c->dst, c->src, c->length);
+  Slice* slice = (Slice*)data;
+  Copy* c = slice->copy;
+  if (c->streaming) stream_copy(c->dst + slice->at, c->src + slice->at, slice->length);
+  else memcpy(c->dst + slice->at, c->src + slice->at, slice->length);
 }
 
-static void finish_copy(napi_env env, napi_status status, void* data) {
-  Copy* c = (Copy*)data;
+/* On the JS thread, per slice; the last one to finish settles the call's promise. */
+static void finish_slice(napi_env env, napi_status status, void* data) {
+  Slice* slice = (Slice*)data;
+  Copy* c = slice->copy;
+  napi_delete_async_work(env, slice->work);
+  free(slice);
+  if (status != napi_ok) c->cancelled = 1;
+  if (--c->pending > 0) return;
   napi_value result;
-  if (status == napi_ok) {
+  if (!c->cancelled) {
     napi_get_undefined(env, &result);
     napi_resolve_deferred(env, c->deferred, result);
   } else {
@@ -90,7 +111,6 @@ static void finish_copy(napi_env env, napi_status status, void* data) {
   }
   napi_delete_reference(env, c->dst_ref);
   napi_delete_reference(env, c->src_ref);
-  napi_delete_async_work(env, c->work);
   free(c);
 }
 
@@ -117,16 +137,21 @@ static int view_bytes(napi_env env, napi_value view, const char* name, void** da
 }
 
 static napi_value copy(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
+  size_t argc = 6;
+  napi_value argv[6];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc != 2 && argc != 4 && argc != 5) {
-    napi_throw_type_error(env, NULL, "host copy: copy(dst, src) or copy(dst, src, offset, length[, streaming]) with Uint8Arrays");
+  if (argc != 2 && argc < 4) {
+    napi_throw_type_error(env, NULL, "host copy: copy(dst, src) or copy(dst, src, offset, length[, streaming[, slices]]) with Uint8Arrays");
     return NULL;
   }
   bool streaming = false;
-  if (argc == 5 && napi_get_value_bool(env, argv[4], &streaming) != napi_ok) {
+  if (argc >= 5 && napi_get_value_bool(env, argv[4], &streaming) != napi_ok) {
     napi_throw_type_error(env, NULL, "host copy: streaming must be a boolean");
+    return NULL;
+  }
+  uint32_t slices = 1;
+  if (argc >= 6 && (napi_get_value_uint32(env, argv[5], &slices) != napi_ok || slices < 1 || slices > 256)) {
+    napi_throw_type_error(env, NULL, "host copy: slices must be an integer from 1 to 256");
     return NULL;
   }
   double offset = 0, length = 0;
@@ -135,39 +160,45 @@ static napi_value copy(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "host copy: offset and length must be non-negative numbers");
     return NULL;
   }
-  Copy* c = (Copy*)calloc(1, sizeof(Copy));
   size_t dst_bytes, src_bytes;
-  void* src;
-  if (!view_bytes(env, argv[0], "dst", &c->dst, &dst_bytes, &c->dst_ref)) {
-    free(c);
-    return NULL;
-  }
-  if (!view_bytes(env, argv[1], "src", &src, &src_bytes, &c->src_ref)) {
-    napi_delete_reference(env, c->dst_ref);
-    free(c);
+  void *dst, *src;
+  napi_ref dst_ref, src_ref;
+  if (!view_bytes(env, argv[0], "dst", &dst, &dst_bytes, &dst_ref)) return NULL;
+  if (!view_bytes(env, argv[1], "src", &src, &src_bytes, &src_ref)) {
+    napi_delete_reference(env, dst_ref);
     return NULL;
   }
   if (argc == 2 && dst_bytes != src_bytes) {
     char message[128];
     snprintf(message, sizeof message, "host copy: dst has %zu bytes, src %zu; they must be equal", dst_bytes, src_bytes);
-    napi_delete_reference(env, c->dst_ref);
-    napi_delete_reference(env, c->src_ref);
-    free(c);
+    napi_delete_reference(env, dst_ref);
+    napi_delete_reference(env, src_ref);
     napi_throw_range_error(env, NULL, message);
     return NULL;
   }
-  if (argc >= 4) {
-    c->dst = (char*)c->dst + (size_t)offset;
-    src = (char*)src + (size_t)offset;
-  }
-  c->src = src;
-  c->length = argc >= 4 ? (size_t)length : src_bytes;
+  Copy* c = (Copy*)calloc(1, sizeof(Copy));
+  c->dst_ref = dst_ref;
+  c->src_ref = src_ref;
+  c->dst = (char*)dst + (size_t)offset;
+  c->src = (const char*)src + (size_t)offset;
   c->streaming = streaming;
+  size_t bytes = argc >= 4 ? (size_t)length : src_bytes;
+  /* Slices end on 64-byte lines (two threads never write one cache line); the last may be short. */
+  size_t step = (bytes / slices + 63) & ~(size_t)63;
+  if (step == 0) step = 64;
+  size_t count = bytes == 0 ? 1 : (bytes + step - 1) / step;
+  c->pending = count;
   napi_value promise, name;
   napi_create_promise(env, &c->deferred, &promise);
   napi_create_string_utf8(env, "syncopate host copy", NAPI_AUTO_LENGTH, &name);
-  napi_create_async_work(env, NULL, name, run_copy, finish_copy, c, &c->work);
-  napi_queue_async_work(env, c->work);
+  for (size_t i = 0; i < count; i++) {
+    Slice* slice = (Slice*)calloc(1, sizeof(Slice));
+    slice->copy = c;
+    slice->at = i * step;
+    slice->length = bytes == 0 ? 0 : (i + 1 == count ? bytes - slice->at : step);
+    napi_create_async_work(env, NULL, name, run_slice, finish_slice, slice, &slice->work);
+    napi_queue_async_work(env, slice->work);
+  }
   return promise;
 }
 

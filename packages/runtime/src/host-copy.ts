@@ -40,10 +40,11 @@ export interface HostCopierOptions {
 interface Addon {
   copy(dst: Uint8Array, src: Uint8Array): Promise<void>;
   /**
-   * Bytes [offset, offset + length) after each view's start: the views are anchors of longer mapped
-   * ranges; `streaming` writes the destination with non-temporal stores.
+   * Bytes [offset, offset + length) after each view's start: the views may be anchors of longer
+   * mapped ranges; `streaming` writes the destination with non-temporal stores; `slices` parts run on
+   * the pool at once, the promise settled once all are done.
    */
-  copy(dst: Uint8Array, src: Uint8Array, offset: number, length: number, streaming?: boolean): Promise<void>;
+  copy(dst: Uint8Array, src: Uint8Array, offset: number, length: number, streaming?: boolean, slices?: number): Promise<void>;
 }
 
 /**
@@ -93,27 +94,20 @@ export const jsHostCopy: HostCopier = {
 
 function nativeHostCopy(addon: Addon, threads: number, stores: HostCopyStores): HostCopier {
   const streaming = stores === 'streaming';
-  /** `bytes` cut into slices that end on 64-byte lines (two threads never write one cache line), each copied by `slice(at, length)`. */
-  const inSlices = (bytes: number, slice: (at: number, length: number) => Promise<void>): Promise<void> => {
-    const slices = Math.max(1, Math.min(threads, Math.floor(bytes / MIN_SLICE_BYTES)));
-    if (slices === 1) return slice(0, bytes);
-    const step = Math.ceil(bytes / slices / 64) * 64;
-    const parts: Promise<void>[] = [];
-    for (let at = 0; at < bytes; at += step) parts.push(slice(at, Math.min(bytes, at + step) - at));
-    return Promise.all(parts).then(() => undefined);
-  };
+  /** Slices a copy of `bytes` is cut into (the addon cuts them on 64-byte lines and settles once). */
+  const slices = (bytes: number) => Math.max(1, Math.min(threads, Math.floor(bytes / MIN_SLICE_BYTES)));
   return {
     kind: 'native',
     stores,
     copy(dst, src) {
       if (dst.length < MIN_NATIVE_BYTES || dst.length !== src.length) return jsHostCopy.copy(dst, src);
-      return inSlices(dst.length, (at, length) => addon.copy(dst.subarray(at, at + length), src.subarray(at, at + length), 0, length, streaming));
+      return addon.copy(dst, src, 0, dst.length, streaming, slices(dst.length));
     },
     copyMapped(dst, src, bytes) {
       if (bytes < MIN_NATIVE_BYTES) return copyWholeRanges(jsHostCopy, dst, src, bytes);
       const to = new Uint8Array(dst.getMappedRange(0, ANCHOR_BYTES));
       const from = new Uint8Array(src.getMappedRange(0, ANCHOR_BYTES));
-      return inSlices(bytes, (at, length) => addon.copy(to, from, at, length, streaming));
+      return addon.copy(to, from, 0, bytes, streaming, slices(bytes));
     },
   };
 }
