@@ -9,8 +9,8 @@
  * count, then every order × chunk count at the fastest verified tile (the pair already timed is not
  * timed again). It assumes the tile, which sets the compute rate, ranks the same at any order and
  * chunk count. An explicit tile equal to the one the workload's own choice ran is skipped. Where the
- * ranks span devices, the fastest candidate is timed once more with sequential phasing (transfers
- * between devices not beside compute): with one queue a device, overlap can lose (two H200s:
+ * ranks span devices, the fastest candidate is timed once more with sequential phasing (no transfer
+ * beside compute: the sequential variant, `candidateBackend`): with one queue a device, overlap can lose (two H200s:
  * a2a-gemm's fused run 0.90–0.93x sequential, benchmarks/README.md, 2026-11-26), and a tuned run should
  * never keep an overlap that loses.
  *
@@ -74,6 +74,14 @@ export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksP
   readonly onTrial?: (trial: TuneTrial, progress: TuneProgress) => void;
 }
 
+/**
+ * The backend a candidate runs with. At sequential phasing every chunk moves between dispatches, those
+ * within a device too: that is the sequential variant. Moved inside the kernel instead (gpu-signal),
+ * a2a-gemm's within-device chunks kept a sequential-phased fused run at 0.96x the sequential variant
+ * (two H200s, benchmarks/README.md, 2026-11-26), so a tuned choice not to overlap would still lose.
+ */
+export const candidateBackend = (phasing: TuneCandidate['phasing']): 'auto' | 'peer-copy' => (phasing === 'sequential' ? 'peer-copy' : 'auto');
+
 function fastest(trials: readonly TuneTrial[]): TuneTrial | undefined {
   return trials.filter((t) => t.verified).sort((a, b) => a.ms - b.ms)[0];
 }
@@ -104,7 +112,7 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
   const time = async (candidate: TuneCandidate): Promise<void> => {
     let trial: TuneTrial;
     try {
-      const r = await runWorkload({ ...o, ...candidate, block: candidate.block, backend: 'auto', timedRuns: o.timedRuns ?? 10, warmupRuns: o.warmupRuns ?? 3 });
+      const r = await runWorkload({ ...o, ...candidate, block: candidate.block, backend: candidateBackend(candidate.phasing), timedRuns: o.timedRuns ?? 10, warmupRuns: o.warmupRuns ?? 3 });
       adapter = r.adapter;
       if (r.block) tilesRun.push(r.block);
       trial = { ...candidate, ms: r.verified ? r.fusedMs : NaN, verified: r.verified };

@@ -12,6 +12,7 @@
 import type { BlockShape, RunReport } from './workloads/index.js';
 import { mulberry32, shuffled } from './workloads/random.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
+import { candidateBackend } from './autotune.js';
 import { PeerCopier, placeRanks, type HostCopier, type HostCopyStores } from '@syncopate/runtime';
 import { summarize, type Summary } from './stats.js';
 import { burnGpus } from './gpu-burn.js';
@@ -33,10 +34,14 @@ export const VARIANT_OPTIONS: Record<BenchVariant, Pick<RunWorkloadOptions, 'bac
   fused: { backend: 'auto', phasing: 'overlap' },
 };
 
-/** A variant's backend and phasing; the fused variant takes `o.phasing` where given (a tuned choice, autotune.ts). */
+/**
+ * A variant's backend and phasing; the fused variant takes `o.phasing` where given (a tuned choice,
+ * autotune.ts), with the backend the tuner timed it with (`candidateBackend`).
+ */
 function variantOptions(o: BenchOptions, variant: BenchVariant): Pick<RunWorkloadOptions, 'backend' | 'codegen'> {
+  if (variant === 'fused' && o.phasing === 'sequential') return { backend: candidateBackend(o.phasing), codegen: { ...o.codegen, phasing: o.phasing } };
   const { backend, phasing } = VARIANT_OPTIONS[variant];
-  return { backend, codegen: { ...o.codegen, phasing: variant === 'fused' ? (o.phasing ?? phasing) : phasing } };
+  return { backend, codegen: { ...o.codegen, phasing } };
 }
 
 export interface BenchOptions extends Omit<RunWorkloadOptions, 'backend' | 'timedRuns' | 'warmupRuns'> {

@@ -115,13 +115,17 @@ describe('the three variants of a workload', () => {
   it('on two devices, the fused variant takes a tuned sequential phasing where given, and the table says so', async () => {
     const handles = await openDevices(2, { gpus: [], device: { requiredLimits: 'adapter-max' } });
     try {
-      const o = { workload: 'ag-gemm', ranks: 2, devices: 2, handles, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', order: 'chunk-arrival', seed: 3, runs: 2, warmup: 0 } as const;
+      // Two ranks a device: chunks within a device too, which the fused variant moves inside its kernel.
+      const o = { workload: 'ag-gemm', ranks: 4, devices: 2, handles, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', order: 'chunk-arrival', seed: 3, runs: 2, warmup: 0 } as const;
       const tuned = await benchWorkload({ ...o, phasing: 'sequential' });
       expect([tuned.variants.sequential.phasing, tuned.variants.decomposed.phasing, tuned.variants.fused.phasing]).toEqual(['sequential', 'overlap', 'sequential']);
+      // Not overlapping at all: the chunks within a device move between dispatches as well, as the tuner timed it.
+      expect(tuned.variants.fused.backend).toBe(tuned.variants.sequential.backend);
       expect(tuned.variants.fused.verified).toBe(true);
       expect(benchTable([tuned])).toContain('(sequential phasing, tuned)');
       const plain = await benchWorkload(o);
       expect(plain.variants.fused.phasing).toBe('overlap');
+      expect(plain.variants.fused.backend).toBe('gpu-signal+peer-copy');
       expect(benchTable([plain])).not.toContain('sequential phasing');
     } finally {
       handles.forEach((h) => h.close());
