@@ -3,8 +3,7 @@
  * be compared in one device call: --ring N, --read-ahead N, --beside-compute RING,READAHEAD,
  * --min-piece-kib N, --max-piece-mib N, --copy-threads N (slices a native host copy is cut into; the
  * default is libuv's pool size), --copy-stores cached|streaming (how a native host copy writes:
- * HostCopierOptions.stores), --batch-read-backs (PeerCopierOptions.batchReadBacks). Absent flags leave
- * the copier's defaults.
+ * HostCopierOptions.stores). Absent flags leave the copier's defaults.
  */
 import { hostCopier, UsageError, type HostCopyStores, type PeerCopierOptions } from '@syncopate/runtime';
 
@@ -16,10 +15,9 @@ export const COPIER_FLAGS = {
   'max-piece-mib': { type: 'string' },
   'copy-threads': { type: 'string' },
   'copy-stores': { type: 'string' },
-  'batch-read-backs': { type: 'boolean' },
 } as const;
 
-type CopierValues = { readonly [K in keyof typeof COPIER_FLAGS]?: (typeof COPIER_FLAGS)[K]['type'] extends 'boolean' ? boolean | undefined : string | undefined };
+type CopierValues = { readonly [K in keyof typeof COPIER_FLAGS]?: string | undefined };
 
 export function copierOptions(values: CopierValues): Omit<PeerCopierOptions, 'timeoutMs'> {
   const [besideRing, besideReadAhead] = values['beside-compute']?.split(',').map(Number) ?? [];
@@ -27,7 +25,6 @@ export function copierOptions(values: CopierValues): Omit<PeerCopierOptions, 'ti
     ...(values.ring && { ring: Number(values.ring) }),
     ...(values['read-ahead'] && { readAhead: Number(values['read-ahead']) }),
     ...(besideRing && { besideCompute: { ring: besideRing, readAhead: besideReadAhead ?? besideRing } }),
-    ...(values['batch-read-backs'] && { batchReadBacks: true }),
     ...(values['min-piece-kib'] && { minPieceBytes: Number(values['min-piece-kib']) * 1024 }),
     ...(values['max-piece-mib'] && { maxPieceBytes: Number(values['max-piece-mib']) << 20 }),
     ...((values['copy-threads'] || values['copy-stores']) && {
@@ -46,8 +43,7 @@ export function copierTag(values: CopierValues): string {
   return Object.keys(COPIER_FLAGS)
     .flatMap((flag) => {
       const value = values[flag as keyof CopierValues];
-      if (value === undefined || value === false) return [];
-      return [value === true ? `-${flag}` : `-${flag}${value.replace(',', 'x')}`];
+      return value === undefined ? [] : [`-${flag}${value.replace(',', 'x')}`];
     })
     .join('');
 }

@@ -86,14 +86,6 @@ export interface PeerCopierOptions {
   readonly minPieceBytes?: number;
   /** The host copy between the two mapped ranges; default the native one where its addon loads (host-copy.ts). */
   readonly hostCopy?: HostCopier;
-  /**
-   * Pieces read back together (the read-ahead at a transfer's start) go in one submission rather than
-   * one each (default false). Each submission costs the JS thread its encoding and submit (0.04 ms a
-   * piece on two H200s), and no map is seen until the thread is free: with two transfers of 8 pieces
-   * starting at once the first map was seen at 0.70 ms against 0.12 for one piece alone
-   * (map-latency-probe, benchmarks/peer-copy.md). Together, each map waits for the whole submission.
-   */
-  readonly batchReadBacks?: boolean;
 }
 
 function describe(handle: DeviceHandle): string {
@@ -132,7 +124,6 @@ export class PeerCopier {
   private readonly flows: Readonly<Record<'alone' | 'beside-compute', TransferFlow>>;
   private readonly maxPieceBytes: number;
   private readonly minPieceBytes: number;
-  private readonly batchReadBacks: boolean;
   /** How each piece's bytes cross the host: 'native' (libuv's thread pool) or 'js' (the JS thread). */
   readonly hostCopy: HostCopier;
 
@@ -147,7 +138,6 @@ export class PeerCopier {
     this.maxPieceBytes = options.maxPieceBytes ?? 4 << 20;
     this.minPieceBytes = options.minPieceBytes ?? 1 << 20;
     this.hostCopy = options.hostCopy ?? hostCopier().copier;
-    this.batchReadBacks = options.batchReadBacks ?? false;
     if (!Number.isInteger(this.inFlight) || this.inFlight < 1) throw new UsageError(`inFlight must be a positive integer, got ${this.inFlight}`);
     for (const [name, flow] of Object.entries(this.flows)) {
       if (!Number.isInteger(flow.ring) || flow.ring < 1 || !Number.isInteger(flow.readAhead) || flow.readAhead < flow.ring) {
@@ -231,27 +221,18 @@ export class PeerCopier {
     const readbacks: Readback[] = [];
     let copied = 0;
     const readBackUpTo = (last: number) => {
-      const [first, upTo] = [readbacks.length, Math.min(last, pieces.length - 1)];
-      if (this.batchReadBacks) {
-        if (upTo >= first) readBack(first, upTo);
-      } else for (let i = first; i <= upTo; i++) readBack(i, i);
+      for (let i = readbacks.length; i <= Math.min(last, pieces.length - 1); i++) readBack(i);
     };
-    /** Pieces `first`..`last` copied out in one submission, each into its own staging buffer, mapped. */
-    const readBack = (first: number, last: number) => {
+    const readBack = (i: number) => {
+      const piece = pieces[i]!;
       const startMs = performance.now();
+      const buffer = reads.take(size);
       const out = source.device.createCommandEncoder({ label: 'peer-copy out' });
-      const buffers: GPUBuffer[] = [];
-      for (let i = first; i <= last; i++) {
-        const buffer = reads.take(size);
-        for (const s of pieces[i]!.segments) out.copyBufferToBuffer(sourceBuffer, s.from, buffer, s.packed, s.bytes);
-        buffers.push(buffer);
-      }
+      for (const s of piece.segments) out.copyBufferToBuffer(sourceBuffer, s.from, buffer, s.packed, s.bytes);
       source.device.queue.submit([out.finish()]);
-      buffers.forEach((buffer, j) => {
-        const mapped = withTimeout(buffer.mapAsync(GPUMapMode.READ, 0, pieces[first + j]!.bytes), this.timeoutMs, 'peer copy: reading the source', source.device).then(() => performance.now());
-        mapped.catch(() => {}); // awaited by the piece's lane; not unhandled if the transfer fails first
-        readbacks[first + j] = { buffer, startMs, mapped };
-      });
+      const mapped = withTimeout(buffer.mapAsync(GPUMapMode.READ, 0, piece.bytes), this.timeoutMs, 'peer copy: reading the source', source.device).then(() => performance.now());
+      mapped.catch(() => {}); // awaited by the piece's lane; not unhandled if the transfer fails first
+      readbacks[i] = { buffer, startMs, mapped };
     };
     readBackUpTo(flow.readAhead - 1);
     let submittedMs = 0;
