@@ -16,14 +16,13 @@
  * stopped (benchmarks/peer-copy.md); anchors count 8 bytes.
  *
  * copy(dst, src, offset, length, streaming, slices): the bytes cut into `slices` parts on 64-byte lines,
- * each a work item on the pool, and the promise settled once the last is done: one promise to settle
- * on the JS thread a copy, however many threads run it (with a promise a slice, 16 slices a piece
- * made the suite's transfers 1.4x slower than 4 on two H100s: benchmarks/peer-copy.md).
+ * each a work item on the pool, and the promise settled once the last is done: the JS thread settles
+ * one promise a copy, however many threads run it.
  *
- * With `streaming` true, the destination is written with
- * non-temporal stores (x86-64; elsewhere memcpy). A plain copy of a 1 MiB slice reads each destination
- * line in before it overwrites it and leaves the lines in the cache; one thread then moved 5.5-8 GB/s
- * between mapped ranges on an H200 host (benchmarks/peer-copy.md). Non-temporal stores skip that read.
+ * With `streaming` true, the destination is written with non-temporal stores (x86-64; elsewhere
+ * memcpy). A memcpy of a 1 MiB slice reads each destination line in before it overwrites it; with
+ * non-temporal stores one thread moved 64 MiB between mapped ranges at 7.8 GB/s against 5.6 on two
+ * H100s, and the suite's transfers took 0.8x the time (benchmarks/peer-copy.md).
  */
 #include <node_api.h>
 #include <stdint.h>
