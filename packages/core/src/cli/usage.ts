@@ -93,7 +93,7 @@ candidates (default ${DEFAULT_TUNE_ORDERS.join(',')} and ${DEFAULT_TUNE_CHUNKS.j
 (default ${DEFAULT_TUNE_RUNS}); the cache is $SYNCOPATE_CACHE_DIR/tune.json (default ~/.cache/syncopate)
 ag-gemm and gemm-rs tune the GEMM tile too: each tile at the first order and chunk count, then
 every order and chunk count at the fastest tile; with --devices above 1, the fastest is timed once
-more with the transfers between devices not beside compute (sequential phasing)
+more with no transfer beside compute (sequential phasing: the sequential variant)
 
 exit codes: 0 success; 1 the kernel did not compile (or its IR or plan file is malformed),
             a result was wrong, or another error; 2 bad usage (unknown command, workload or
