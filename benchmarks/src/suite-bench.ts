@@ -39,9 +39,12 @@ import {
   timelineSvg,
   traceRun,
   traceTimeline,
+  tune,
   WARMUP_BUSY_MS,
   WORKLOAD_NAMES,
   type BenchReport,
+  type BlockShape,
+  type TuneOptions,
   type RunOptions,
   type RunOrder,
   type ReductionPlan,
@@ -69,6 +72,16 @@ interface Case {
   readonly section: 'suite' | 'ablation' | 'sweep';
 }
 
+/**
+ * The phasing the tuner keeps for a row over several devices (--tune-phasing): the fused variant at the
+ * row's own tile, order and chunk count, timed with transfers beside compute and then as the
+ * sequential variant (autotune.ts), each candidate verified, on runs of its own before the row's rounds.
+ */
+function tunePhasing(row: Omit<TuneOptions, 'orders' | 'chunksPerRank' | 'blocks'> & { readonly order: RunOrder; readonly chunksPerRank: number; readonly block?: BlockShape; readonly backend: string }) {
+  const { order, chunksPerRank, block, backend: _backend, ...rest } = row;
+  return tune({ ...rest, orders: [order], chunksPerRank: [chunksPerRank], blocks: [block], verifyRows: VERIFY_ROWS, warmupBusyMs: WARMUP_BUSY_MS });
+}
+
 /** How the two-device rows' peer copies crossed the host, for the heading (none on one device). */
 function hostCopyNote(reports: readonly BenchReport[]): string {
   const kinds = [...new Set(reports.flatMap((r) => (r.hostCopy ? [r.hostCopyStores ? `${r.hostCopy} (${r.hostCopyStores} stores)` : r.hostCopy] : [])))];
@@ -76,7 +89,7 @@ function hostCopyNote(reports: readonly BenchReport[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' }, 'two-device-ranks': { type: 'string' }, ...COPIER_FLAGS } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' }, 'two-device-ranks': { type: 'string' }, 'tune-phasing': { type: 'boolean' }, ...COPIER_FLAGS } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
@@ -129,10 +142,13 @@ async function main(): Promise<void> {
       try {
         const shape = gpuShape(c.workload, c.ranks, size);
         const block = c.workload === 'ag-gemm' || c.workload === 'gemm-rs' ? GEMM_BLOCK[dtype] : {};
-        const report = await benchWorkload({ ...base, shape, ...block, verifyRows: VERIFY_ROWS, runs: values.runs ? Number(values.runs) : quick ? 5 : 20, warmup: 10, warmupBusyMs: WARMUP_BUSY_MS });
-        reports.push({ section: c.section, report, run: { ...base, shape } });
+        const tuned = values['tune-phasing'] && c.handles.length > 1 ? await tunePhasing({ ...base, shape, ...block }) : undefined;
+        const phasing = tuned?.best.phasing;
+        const report = await benchWorkload({ ...base, shape, ...block, ...(phasing && { phasing }), verifyRows: VERIFY_ROWS, runs: values.runs ? Number(values.runs) : quick ? 5 : 20, warmup: 10, warmupBusyMs: WARMUP_BUSY_MS });
+        reports.push({ section: c.section, report, run: { ...base, shape, ...(phasing && { phasing }) } });
         console.log(JSON.stringify({ section: c.section, ...report }));
-        appendFileSync(jsonl, `${JSON.stringify({ section: c.section, run: { ...base, handles: undefined, shape }, report })}\n`);
+        const trials = tuned?.trials.map((t) => ({ phasing: t.phasing ?? 'overlap', ms: t.ms, verified: t.verified }));
+        appendFileSync(jsonl, `${JSON.stringify({ section: c.section, run: { ...base, handles: undefined, shape }, report, ...(trials && { phasingTrials: trials }) })}\n`);
       } catch (e) {
         // One workload failing must not lose the others' figures: record it and go on.
         const message = `${label}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`;
