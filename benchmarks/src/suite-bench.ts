@@ -9,7 +9,7 @@
  *
  *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--target simt|subgroup-matrix|auto]
  *                       [--ranks 2,4,8] [--reduction ring|one-shot] [--order chunk-arrival|row-major|grouped] [--no-sweeps]
- *                       [--devices 1,2 | --one-device] [--two-device-ranks 2,4] [--runs N] [--no-trace] [copier flags]
+ *                       [--devices 1,2 | --one-device] [--two-device-ranks 2,4] [--runs N] [--no-trace] [--tune-phasing] [copier flags]
  *
  * --ranks sets the rank counts of every workload on one device (default 2, 4, 8 for the GEMMs, 4 for
  * the others); --reduction the plan of gemm-rs and gemv-ar (default: the workloads' own); --order the
@@ -18,7 +18,9 @@
  * the GEMMs' 2 ranks, the others' 4), or both (the default); --two-device-ranks the GEMMs' rank
  * counts on two devices (default 2); --runs the timed runs a variant (default
  * 20, 5 with --quick); the copier flags (copier-args.ts: --ring, --read-ahead, --beside-compute,
- * --min-piece-kib, --max-piece-mib) the host copier's options (its defaults otherwise).
+ * --min-piece-kib, --max-piece-mib) the host copier's options (its defaults otherwise); --tune-phasing
+ * runs each two-device row's fused variant at the phasing the tuner keeps (tunePhasing below: overlap,
+ * or the sequential variant where overlap loses), the trials in the row's suite.jsonl line.
  *
  * With --dtype f16 and --target auto (the default) the GEMMs take the subgroup-matrix (tensor core) path where the adapter has it.
  *
