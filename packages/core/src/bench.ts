@@ -101,9 +101,15 @@ export interface BenchReport {
   readonly variants: Record<BenchVariant, VariantResult>;
   /**
    * Sequential / fused and decomposed / fused: on one device median over median; over several devices
-   * the median of the rounds' ratios (medianRoundRatio), each from runs at one GPU clock state.
+   * the median of the rounds' ratios (medianRoundRatio), each from runs at one GPU clock state, with
+   * its 95% bootstrap interval (roundRatioInterval).
    */
-  readonly speedup: { readonly overSequential: number; readonly overDecomposed: number };
+  readonly speedup: {
+    readonly overSequential: number;
+    readonly overDecomposed: number;
+    readonly overSequentialInterval?: readonly [number, number];
+    readonly overDecomposedInterval?: readonly [number, number];
+  };
   /**
    * How much of the communication the fused variant hid: compute-only is the kernel compiled without
    * its plan (the same tiles, no chunk moves), timed like the variants; comm-only is the sequential
@@ -330,10 +336,33 @@ function spansDevices(o: BenchOptions): boolean {
   }
 }
 
-/** BenchReport.speedup: from the rounds where the variants ran in rounds, else median over median. */
+/** Resampled medians of a bootstrap interval (roundRatioInterval). */
+const BOOTSTRAP_RESAMPLES = 2000;
+
+/**
+ * A bootstrap interval of medianRoundRatio: the rounds resampled with replacement, the central `level`
+ * of the resampled medians. What a row's rounds can resolve: on two H200s a program timed against
+ * itself in a second session came out 0.94x with an interval of 0.75–1.01 (benchmarks/README.md,
+ * 2026-11-26). Seeded from the rounds' count, so a report is reproducible from its rounds.
+ */
+export function roundRatioInterval(numerator: readonly number[], denominator: readonly number[], level = 0.95): readonly [number, number] {
+  if (numerator.length !== denominator.length || numerator.length === 0) throw new RangeError(`rounds: ${numerator.length} against ${denominator.length}`);
+  const ratios = numerator.map((x, r) => x / denominator[r]!);
+  const random = mulberry32(ratios.length);
+  const medians = Array.from({ length: BOOTSTRAP_RESAMPLES }, () => summarize(ratios.map(() => ratios[Math.floor(random() * ratios.length)]!)).median).sort((a, b) => a - b);
+  const cut = Math.floor(((1 - level) / 2) * BOOTSTRAP_RESAMPLES);
+  return [medians[cut]!, medians[BOOTSTRAP_RESAMPLES - 1 - cut]!];
+}
+
+/** BenchReport.speedup: from the rounds where the variants ran in rounds (with their intervals), else median over median. */
 function speedups({ sequential, decomposed, fused }: Record<BenchVariant, VariantResult>): BenchReport['speedup'] {
   if (sequential.rounds && decomposed.rounds && fused.rounds) {
-    return { overSequential: medianRoundRatio(sequential.rounds, fused.rounds), overDecomposed: medianRoundRatio(decomposed.rounds, fused.rounds) };
+    return {
+      overSequential: medianRoundRatio(sequential.rounds, fused.rounds),
+      overDecomposed: medianRoundRatio(decomposed.rounds, fused.rounds),
+      overSequentialInterval: roundRatioInterval(sequential.rounds, fused.rounds),
+      overDecomposedInterval: roundRatioInterval(decomposed.rounds, fused.rounds),
+    };
   }
   return { overSequential: sequential.ms.median / fused.ms.median, overDecomposed: decomposed.ms.median / fused.ms.median };
 }
@@ -397,8 +426,10 @@ export function benchTable(reports: readonly BenchReport[]): string {
     const fusedComm = o?.fusedCommOnlyMs === undefined ? '' : ` (fused ${formatBenchMs(o.fusedCommOnlyMs)})`;
     const comm = o ? formatBenchMs(o.commOnlyMs) + (o.commMeasured ? '' : ' (seq − compute)') + fusedComm : '–';
     const overlap = o ? [formatBenchMs(o.computeOnlyMs.median), comm, Number.isNaN(o.efficiency) ? '–' : o.efficiency.toFixed(2)] : ['–', '–', '–'];
-    const overDecomposed = `${r.speedup.overDecomposed.toFixed(2)}x${r.fusedIsDecomposed ? ' (same program)' : ''}`;
-    return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')}${r.variants.fused.phasing === 'sequential' ? ' (sequential phasing, tuned)' : ''} | ${r.speedup.overSequential.toFixed(2)}x | ${overDecomposed} | ${overlap.join(' | ')} | ${verified} |`;
+    const ratio = (x: number, interval?: readonly [number, number]) => `${x.toFixed(2)}x${interval ? ` (${interval[0].toFixed(2)}–${interval[1].toFixed(2)})` : ''}`;
+    const overSequential = ratio(r.speedup.overSequential, r.speedup.overSequentialInterval);
+    const overDecomposed = `${ratio(r.speedup.overDecomposed, r.speedup.overDecomposedInterval)}${r.fusedIsDecomposed ? ' (same program)' : ''}`;
+    return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')}${r.variants.fused.phasing === 'sequential' ? ' (sequential phasing, tuned)' : ''} | ${overSequential} | ${overDecomposed} | ${overlap.join(' | ')} | ${verified} |`;
   });
   return [
     '| workload | shape | ranks | devices | order | chunks/rank | sequential ms | decomposed ms | fused ms | fused vs sequential | fused vs decomposed | compute-only ms | comm-only ms | overlap efficiency | verified |',
@@ -421,6 +452,11 @@ export interface BenchSummary {
   readonly fusedFasterThanDecomposed: number;
   /** Rows where fused and decomposed are the same program (BenchReport.fusedIsDecomposed). */
   readonly sameProgram: number;
+  /**
+   * Of the rows timed in rounds (with intervals): those whose interval of fused over sequential lies
+   * above 1 (faster beyond the spread) and below 1 (slower beyond it); the rest are within it.
+   */
+  readonly resolved?: { readonly rows: number; readonly faster: number; readonly slower: number };
   readonly rows: number;
   readonly allVerified: boolean;
 }
@@ -434,15 +470,24 @@ export function summarizeBench(reports: readonly BenchReport[]): BenchSummary {
     geomeanOverDecomposed: geometricMean(dec),
     fusedFasterThanDecomposed: reports.filter((r) => !r.fusedIsDecomposed && r.speedup.overDecomposed > 1).length,
     sameProgram: reports.filter((r) => r.fusedIsDecomposed).length,
+    ...resolvedRows(reports),
     rows: reports.length,
     allVerified: reports.every((r) => Object.values(r.variants).every((v) => v.verified)),
   };
 }
 
+function resolvedRows(reports: readonly BenchReport[]): Pick<BenchSummary, 'resolved'> {
+  const intervals = reports.flatMap((r) => (r.speedup.overSequentialInterval ? [r.speedup.overSequentialInterval] : []));
+  if (intervals.length === 0) return {};
+  return { resolved: { rows: intervals.length, faster: intervals.filter(([lo]) => lo > 1).length, slower: intervals.filter(([, hi]) => hi < 1).length } };
+}
+
 /** The summary as one line, as `bench` prints it under the table. */
 export function formatBenchSummary(s: BenchSummary): string {
   return (
-    `fused vs sequential: geometric mean ${s.geomeanOverSequential.toFixed(2)}x, best ${s.bestOverSequential.toFixed(2)}x; ` +
+    `fused vs sequential: geometric mean ${s.geomeanOverSequential.toFixed(2)}x, best ${s.bestOverSequential.toFixed(2)}x` +
+    (s.resolved ? ` (of ${s.resolved.rows} rows in rounds, ${s.resolved.faster} faster and ${s.resolved.slower} slower beyond their 95% intervals)` : '') +
+    '; ' +
     `vs decomposed: geometric mean ${s.geomeanOverDecomposed.toFixed(2)}x, faster in ${s.fusedFasterThanDecomposed} of ${s.rows - s.sameProgram}` +
     (s.sameProgram > 0 ? ` (${s.sameProgram} more the same program)` : '') +
     (s.allVerified ? '; every variant verified' : '; SOME VARIANTS DID NOT MATCH THE REFERENCE')

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { BENCH_VARIANTS, benchTable, benchWorkload, medianRoundRatio } from '../src/bench.js';
+import { BENCH_VARIANTS, benchTable, benchWorkload, formatBenchSummary, medianRoundRatio, roundRatioInterval, summarizeBench, type BenchReport } from '../src/bench.js';
 import { openDevice } from '../src/run.js';
 import { defaultBlock } from '../src/workloads/index.js';
 
@@ -18,6 +18,41 @@ describe('medianRoundRatio', () => {
     const fused = [2, 2, 2, 10, 10];
     expect(medianRoundRatio(sequential, fused)).toBeCloseTo(1.1);
     expect(() => medianRoundRatio([1, 2], [1])).toThrow(RangeError);
+  });
+});
+
+describe('roundRatioInterval', () => {
+  // Rounds of a program against itself, each round's ratio off by up to ±15% (a two-device row's spread).
+  const noise = [1.12, 0.9, 1.03, 0.95, 1.15, 0.88, 1.01, 0.97, 1.08, 0.93, 1.0, 1.05, 0.92, 1.1, 0.96, 1.02, 0.99, 1.06, 0.94, 1.04];
+  const ones = noise.map(() => 1);
+
+  it('holds the median of the rounds, and 1 where the two sides are the same program', () => {
+    const [lo, hi] = roundRatioInterval(noise, ones);
+    expect(lo).toBeLessThanOrEqual(medianRoundRatio(noise, ones));
+    expect(hi).toBeGreaterThanOrEqual(medianRoundRatio(noise, ones));
+    expect(lo).toBeLessThan(1);
+    expect(hi).toBeGreaterThan(1);
+    // An interval of the median, narrower than the rounds themselves.
+    expect(lo).toBeGreaterThan(Math.min(...noise));
+    expect(hi).toBeLessThan(Math.max(...noise));
+    // Reproducible from the rounds alone.
+    expect(roundRatioInterval(noise, ones)).toEqual([lo, hi]);
+  });
+
+  it('lies above 1 once the numerator is slower beyond the spread, and is a point without spread', () => {
+    const [lo] = roundRatioInterval(noise.map((x) => x * 1.2), ones);
+    expect(lo).toBeGreaterThan(1);
+    expect(roundRatioInterval([2, 4, 6], [1, 2, 3])).toEqual([2, 2]);
+    expect(() => roundRatioInterval([1, 2], [1])).toThrow(RangeError);
+    expect(() => roundRatioInterval([], [])).toThrow(RangeError);
+  });
+
+  it('counts the rows resolved either way in the summary', () => {
+    const row = (overSequential: number, interval: readonly [number, number]) => ({ speedup: { overSequential, overDecomposed: 1, overSequentialInterval: interval }, variants: {} }) as unknown as BenchReport;
+    const summary = summarizeBench([row(1.3, [1.2, 1.4]), row(1.0, [0.9, 1.1]), row(0.8, [0.7, 0.9])]);
+    expect(summary.resolved).toEqual({ rows: 3, faster: 1, slower: 1 });
+    expect(formatBenchSummary(summary)).toContain('of 3 rows in rounds, 1 faster and 1 slower beyond their 95% intervals');
+    expect(summarizeBench([{ speedup: { overSequential: 1, overDecomposed: 1 }, variants: {} } as unknown as BenchReport]).resolved).toBeUndefined();
   });
 });
 
@@ -98,6 +133,12 @@ describe('the three variants of a workload', () => {
       // The speedups compare the runs of one round, not median with median.
       expect(r.speedup.overSequential).toBe(medianRoundRatio(r.variants.sequential.rounds!, r.variants.fused.rounds!));
       expect(r.speedup.overDecomposed).toBe(medianRoundRatio(r.variants.decomposed.rounds!, r.variants.fused.rounds!));
+      // With what the rounds can resolve, printed beside the ratio.
+      const [lo, hi] = r.speedup.overSequentialInterval!;
+      expect(lo).toBeLessThanOrEqual(r.speedup.overSequential);
+      expect(hi).toBeGreaterThanOrEqual(r.speedup.overSequential);
+      expect(r.speedup.overDecomposedInterval).toEqual(roundRatioInterval(r.variants.decomposed.rounds!, r.variants.fused.rounds!));
+      expect(benchTable([r])).toContain(`${r.speedup.overSequential.toFixed(2)}x (${lo.toFixed(2)}–${hi.toFixed(2)})`);
       // Timed alone on the host's clock (that those runs leave the tiles out: multi-device.test.ts).
       expect(r.overlap!.commMeasured).toBe(true);
       expect(r.overlap!.commOnlyMs).toBeGreaterThan(0);
