@@ -76,8 +76,9 @@ interface Case {
 
 /**
  * The phasing the tuner keeps for a row over several devices (--tune-phasing): the fused variant at the
- * row's own tile, order and chunk count, timed with transfers beside compute and then as the
- * sequential variant (autotune.ts), each candidate verified, on runs of its own before the row's rounds.
+ * row's own tile, order and chunk count, timed with transfers beside compute, then against the
+ * sequential variant in alternating rounds (autotune.ts, phasingTrial), each verified, before the
+ * row's own rounds.
  */
 function tunePhasing(row: Omit<TuneOptions, 'orders' | 'chunksPerRank' | 'blocks'> & { readonly order: RunOrder; readonly chunksPerRank: number; readonly block?: BlockShape; readonly backend: string }) {
   const { order, chunksPerRank, block, backend: _backend, ...rest } = row;
@@ -149,7 +150,7 @@ async function main(): Promise<void> {
         const report = await benchWorkload({ ...base, shape, ...block, ...(phasing && { phasing }), verifyRows: VERIFY_ROWS, runs: values.runs ? Number(values.runs) : quick ? 5 : 20, warmup: 10, warmupBusyMs: WARMUP_BUSY_MS });
         reports.push({ section: c.section, report, run: { ...base, shape, ...(phasing && { phasing }) } });
         console.log(JSON.stringify({ section: c.section, ...report }));
-        const trials = tuned?.trials.map((t) => ({ phasing: t.phasing ?? 'overlap', ms: t.ms, verified: t.verified }));
+        const trials = tuned?.trials.map((t) => ({ phasing: t.phasing ?? 'overlap', ms: t.ms, verified: t.verified, ...(t.overlapInterval && { overlapRatio: t.overlapRatio, overlapInterval: t.overlapInterval }) }));
         appendFileSync(jsonl, `${JSON.stringify({ section: c.section, run: { ...base, handles: undefined, shape }, report, ...(trials && { phasingTrials: trials }) })}\n`);
       } catch (e) {
         // One workload failing must not lose the others' figures: record it and go on.

@@ -9,15 +9,16 @@
  * count, then every order × chunk count at the fastest verified tile (the pair already timed is not
  * timed again). It assumes the tile, which sets the compute rate, ranks the same at any order and
  * chunk count. An explicit tile equal to the one the workload's own choice ran is skipped. Where the
- * ranks span devices, the fastest candidate is timed once more with sequential phasing (no transfer
- * beside compute: the sequential variant, `candidateBackend`): with one queue a device, overlap can lose (two H200s:
- * a2a-gemm's fused run 0.90–0.93x sequential, benchmarks/README.md, 2026-11-26), and a tuned run should
- * never keep an overlap that loses.
+ * ranks span devices, the fastest candidate is timed against sequential phasing (no transfer beside
+ * compute: the sequential variant, `candidateBackend`) in alternating rounds (phasingTrial): with one
+ * queue a device, overlap can lose (two H200s: a2a-gemm's fused run 0.90–0.93x sequential,
+ * benchmarks/README.md, 2026-11-26), and a tuned run should never keep an overlap that loses.
  *
  * A candidate that throws (a tile whose pipeline the adapter cannot create: 128x128x64 f16 needs more
  * workgroup memory than lavapipe's 32 KiB) is a failed trial with its message, not the end of the
  * tune; `tune` throws only when no candidate verified.
  */
+import { benchWorkload, candidateBackend } from './bench.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { sameBlock, tuneBlocks } from './tune-blocks.js';
 import { RUN_ORDERS, type BlockShape, type RunOrder } from './workloads/index.js';
@@ -39,6 +40,12 @@ export interface TuneTrial extends TuneCandidate {
   readonly verified: boolean;
   /** Why the candidate could not run (its message); absent when it ran. */
   readonly error?: string;
+  /**
+   * The phasing trial (sequential): sequential / overlap, the median of their alternating rounds'
+   * ratios, and its 95% interval; sequential is kept where the interval lies below 1.
+   */
+  readonly overlapRatio?: number;
+  readonly overlapInterval?: readonly [number, number];
 }
 
 export interface TuneResult {
@@ -75,12 +82,27 @@ export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksP
 }
 
 /**
- * The backend a candidate runs with. At sequential phasing every chunk moves between dispatches, those
- * within a device too: that is the sequential variant. Moved inside the kernel instead (gpu-signal),
- * a2a-gemm's within-device chunks kept a sequential-phased fused run at 0.96x the sequential variant
- * (two H200s, benchmarks/README.md, 2026-11-26), so a tuned choice not to overlap would still lose.
+ * Overlap against sequential phasing for the fastest overlapped candidate, timed in alternating rounds
+ * (benchWorkload: both sessions open, each round runs both, the speedup is the median of the rounds'
+ * ratios with its bootstrap interval). Two runs of one program in two sessions came out 0.94–0.99x on
+ * two H200s, and trials timed one after the other flipped the choice between calls (benchmarks/README.md,
+ * 2026-11-26, session of 14:44), so sequential is kept only where overlap is slower beyond the rounds'
+ * spread: the trial's `ms` is the sequential variant's median in those rounds, `overlapRatio` the rounds'
+ * sequential / overlap.
  */
-export const candidateBackend = (phasing: TuneCandidate['phasing']): 'auto' | 'peer-copy' => (phasing === 'sequential' ? 'peer-copy' : 'auto');
+async function phasingTrial(o: TuneOptions, overlap: TuneTrial): Promise<{ readonly trial: TuneTrial; readonly keepSequential: boolean }> {
+  const { order, chunksPerRank, block } = overlap;
+  const candidate = { order, chunksPerRank, ...(block && { block }), phasing: 'sequential' as const };
+  try {
+    const r = await benchWorkload({ ...o, order, chunksPerRank, block, runs: o.timedRuns ?? 10, warmup: o.warmupRuns ?? 3, computeOnly: false });
+    const { verified } = r.variants.sequential;
+    const interval = r.speedup.overSequentialInterval ?? [r.speedup.overSequential, r.speedup.overSequential];
+    const trial = { ...candidate, ms: verified ? r.variants.sequential.ms.median : NaN, verified, overlapRatio: r.speedup.overSequential, overlapInterval: interval };
+    return { trial, keepSequential: verified && r.variants.fused.verified && interval[1] < 1 };
+  } catch (e) {
+    return { trial: { ...candidate, ms: NaN, verified: false, error: e instanceof Error ? e.message : String(e) }, keepSequential: false };
+  }
+}
 
 function fastest(trials: readonly TuneTrial[]): TuneTrial | undefined {
   return trials.filter((t) => t.verified).sort((a, b) => a.ms - b.ms)[0];
@@ -138,13 +160,15 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
     await time({ ...pair, ...(tile && { block: tile }) });
   }
   const overlapBest = fastest(trials);
+  let best = overlapBest;
   if (acrossDevices && overlapBest) {
     trialsAfterTiles--;
-    const { order, chunksPerRank, block } = overlapBest;
-    await time({ order, chunksPerRank, ...(block && { block }), phasing: 'sequential' });
+    const phasing = await phasingTrial(o, overlapBest);
+    trials.push(phasing.trial);
+    o.onTrial?.(phasing.trial, { done: trials.length, total: trials.length });
+    if (phasing.keepSequential) best = phasing.trial;
   }
 
-  const best = fastest(trials);
   if (best === undefined) {
     // every trial threw: the configuration itself is at fault, so its own error (a UsageError, say) stands
     if (errors.length === trials.length) throw errors[0];

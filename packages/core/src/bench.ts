@@ -12,7 +12,6 @@
 import type { BlockShape, RunReport } from './workloads/index.js';
 import { mulberry32, shuffled } from './workloads/random.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
-import { candidateBackend } from './autotune.js';
 import { PeerCopier, placeRanks, type HostCopier, type HostCopyStores } from '@syncopate/runtime';
 import { summarize, type Summary } from './stats.js';
 import { burnGpus } from './gpu-burn.js';
@@ -33,6 +32,14 @@ export const VARIANT_OPTIONS: Record<BenchVariant, Pick<RunWorkloadOptions, 'bac
   decomposed: { backend: 'peer-copy', phasing: 'overlap' },
   fused: { backend: 'auto', phasing: 'overlap' },
 };
+
+/**
+ * The backend a fused run at a phasing runs with. At sequential phasing every chunk moves between
+ * dispatches, those within a device too: that is the sequential variant. Moved inside the kernel instead
+ * (gpu-signal), a2a-gemm's within-device chunks kept a sequential-phased fused run at 0.96x the sequential
+ * variant (two H200s, benchmarks/README.md, 2026-11-26), so a tuned choice not to overlap would still lose.
+ */
+export const candidateBackend = (phasing: 'overlap' | 'sequential' | undefined): 'auto' | 'peer-copy' => (phasing === 'sequential' ? 'peer-copy' : 'auto');
 
 /**
  * A variant's backend and phasing; the fused variant takes `o.phasing` where given (a tuned choice,
