@@ -81,6 +81,7 @@ interface Case {
  * row's own rounds.
  */
 function tunePhasing(row: Omit<TuneOptions, 'orders' | 'chunksPerRank' | 'blocks'> & { readonly order: RunOrder; readonly chunksPerRank: number; readonly block?: BlockShape; readonly backend: string }) {
+  // The row's backend is left out: the tuner gives each candidate its own (candidateBackend).
   const { order, chunksPerRank, block, backend: _backend, ...rest } = row;
   return tune({ ...rest, orders: [order], chunksPerRank: [chunksPerRank], blocks: [block], verifyRows: VERIFY_ROWS, warmupBusyMs: WARMUP_BUSY_MS });
 }

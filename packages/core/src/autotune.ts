@@ -41,8 +41,8 @@ export interface TuneTrial extends TuneCandidate {
   /** Why the candidate could not run (its message); absent when it ran. */
   readonly error?: string;
   /**
-   * The phasing trial (sequential): sequential / overlap, the median of their alternating rounds'
-   * ratios (sequential is kept where it is below 1), and its 95% interval.
+   * The phasing trial (sequential): overlap's speedup over it (sequential ms / overlap ms), the median
+   * of their alternating rounds' ratios (sequential is kept where it is below 1), and its 95% interval.
    */
   readonly overlapRatio?: number;
   readonly overlapInterval?: readonly [number, number];
