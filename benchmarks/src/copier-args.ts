@@ -5,7 +5,7 @@
  * default is libuv's pool size), --copy-stores cached|streaming (how a native host copy writes:
  * HostCopierOptions.stores). Absent flags leave the copier's defaults.
  */
-import { hostCopier, UsageError, type HostCopyStores, type PeerCopierOptions } from '@syncopate/runtime';
+import { hostCopier, type HostCopyStores, type PeerCopierOptions } from '@syncopate/runtime';
 
 export const COPIER_FLAGS = {
   ring: { type: 'string' },
@@ -28,14 +28,9 @@ export function copierOptions(values: CopierValues): Omit<PeerCopierOptions, 'ti
     ...(values['min-piece-kib'] && { minPieceBytes: Number(values['min-piece-kib']) * 1024 }),
     ...(values['max-piece-mib'] && { maxPieceBytes: Number(values['max-piece-mib']) << 20 }),
     ...((values['copy-threads'] || values['copy-stores']) && {
-      hostCopy: hostCopier({ ...(values['copy-threads'] && { threads: Number(values['copy-threads']) }), ...(values['copy-stores'] && { stores: copyStores(values['copy-stores']) }) }).copier,
+      hostCopy: hostCopier({ ...(values['copy-threads'] && { threads: Number(values['copy-threads']) }), ...(values['copy-stores'] && { stores: values['copy-stores'] as HostCopyStores }) }).copier,
     }),
   };
-}
-
-function copyStores(value: string): HostCopyStores {
-  if (value !== 'cached' && value !== 'streaming') throw new UsageError(`--copy-stores must be cached or streaming, got ${value}`);
-  return value;
 }
 
 /** A file-name tag for the copier flags given, e.g. `-ring2-beside-compute2x8-copy-threads4`. */

@@ -140,7 +140,7 @@ async function main(): Promise<void> {
   for (const h of handles) h.device.destroy();
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  process.exit(1); // the devices stay open after a failure
 });

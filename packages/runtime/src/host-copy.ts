@@ -133,7 +133,9 @@ export function hostCopier(options: HostCopierOptions = {}): { readonly copier: 
   if (!addon.addon) return { copier: jsHostCopy, why: addon.why! };
   const threads = options.threads ?? (Number(process.env.UV_THREADPOOL_SIZE) || 4);
   if (!(Number.isInteger(threads) && threads >= 1)) throw new UsageError(`hostCopier: threads must be a positive integer, got ${threads}`);
-  return { copier: nativeHostCopy(addon.addon, threads, options.stores ?? 'streaming') };
+  const stores = options.stores ?? 'streaming';
+  if (stores !== 'cached' && stores !== 'streaming') throw new UsageError(`hostCopier: stores must be 'cached' or 'streaming', got ${String(stores)}`);
+  return { copier: nativeHostCopy(addon.addon, threads, stores) };
 }
 
 function loadAddon(): { addon?: Addon; why?: string } {

@@ -33,10 +33,11 @@ describe('hostCopier', () => {
     expect(loaded.copier.kind).toBe('native');
   });
 
-  it.runIf(loaded.copier.kind === 'native')('writes with streaming stores unless told otherwise, and refuses a thread count that is not one', () => {
+  it.runIf(loaded.copier.kind === 'native')('writes with streaming stores unless told otherwise, and refuses a thread count or a way of storing it does not have', () => {
     expect(loaded.copier.stores).toBe('streaming');
     expect(hostCopier({ stores: 'cached' }).copier.stores).toBe('cached');
     expect(() => hostCopier({ threads: 0 })).toThrow(UsageError);
+    expect(() => hostCopier({ stores: 'uncached' as 'cached' })).toThrow(UsageError);
   });
 
 
