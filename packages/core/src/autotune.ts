@@ -18,7 +18,7 @@
  * workgroup memory than lavapipe's 32 KiB) is a failed trial with its message, not the end of the
  * tune; `tune` throws only when no candidate verified.
  */
-import { benchWorkload, candidateBackend } from './bench.js';
+import { benchPhasings, candidateBackend } from './bench.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { sameBlock, tuneBlocks } from './tune-blocks.js';
 import { RUN_ORDERS, type BlockShape, type RunOrder } from './workloads/index.js';
@@ -82,23 +82,22 @@ export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksP
 }
 
 /**
- * Overlap against sequential phasing for the fastest overlapped candidate, timed in alternating rounds
- * (benchWorkload: both sessions open, each round runs both, the speedup is the median of the rounds'
- * ratios with its bootstrap interval): trials timed one after the other flipped the choice between
- * calls on two H200s (benchmarks/README.md, 2026-11-26, session of 14:44). Sequential is kept where
- * overlap is slower in the median of the rounds' ratios: keeping it only where overlap was slower beyond
- * the interval left gemm-rs f16 overlapped at 0.91x (two H100s, call 5 there). The trial's `ms` is the
- * sequential variant's median in those rounds, `overlapRatio` the rounds' sequential / overlap.
+ * Overlap against sequential phasing for the fastest overlapped candidate, the two alone in alternating
+ * rounds (benchPhasings: both sessions open, each round runs both, the speedup is the median of the
+ * rounds' ratios with its bootstrap interval): trials timed one after the other flipped the choice
+ * between calls on two H200s (benchmarks/README.md, 2026-11-26, session of 14:44). Sequential is kept
+ * where overlap is slower in the median of the rounds' ratios: keeping it only where overlap was slower
+ * beyond the interval left gemm-rs f16 overlapped at 0.91x (two H100s, call 5 there). The trial's `ms`
+ * is the sequential variant's median in those rounds, `overlapRatio` the rounds' sequential / overlap.
  */
 async function phasingTrial(o: TuneOptions, overlap: TuneTrial): Promise<{ readonly trial: TuneTrial; readonly keepSequential: boolean }> {
   const { order, chunksPerRank, block } = overlap;
   const candidate = { order, chunksPerRank, ...(block && { block }), phasing: 'sequential' as const };
   try {
-    const r = await benchWorkload({ ...o, order, chunksPerRank, block, runs: o.timedRuns ?? 10, warmup: o.warmupRuns ?? 3, computeOnly: false });
-    const { verified } = r.variants.sequential;
-    const interval = r.speedup.overSequentialInterval ?? [r.speedup.overSequential, r.speedup.overSequential];
-    const trial = { ...candidate, ms: verified ? r.variants.sequential.ms.median : NaN, verified, overlapRatio: r.speedup.overSequential, overlapInterval: interval };
-    return { trial, keepSequential: verified && r.variants.fused.verified && r.speedup.overSequential < 1 };
+    const r = await benchPhasings({ ...o, order, chunksPerRank, block, runs: o.timedRuns ?? 10, warmup: o.warmupRuns ?? 3 });
+    const { verified } = r.sequential;
+    const trial = { ...candidate, ms: verified ? r.sequential.ms.median : NaN, verified, overlapRatio: r.overlapRatio, overlapInterval: r.overlapInterval };
+    return { trial, keepSequential: verified && r.overlap.verified && r.overlapRatio < 1 };
   } catch (e) {
     return { trial: { ...candidate, ms: NaN, verified: false, error: e instanceof Error ? e.message : String(e) }, keepSequential: false };
   }

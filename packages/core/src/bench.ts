@@ -252,6 +252,23 @@ export function medianRoundRatio(numerator: readonly number[], denominator: read
  * Each variant is still checked on its first run, as runWorkload does.
  */
 async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
+  const timed = await timeInTurn(o, BENCH_VARIANTS, true);
+  const variants = {} as Record<BenchVariant, VariantResult>;
+  for (const v of BENCH_VARIANTS) variants[v] = timed.variants[v]!;
+  return {
+    ...timed,
+    variants,
+    commMs: summarize(timed.times.get('comm')!).median,
+    fusedCommMs: summarize(timed.times.get('fused-comm')!).median,
+  };
+}
+
+/**
+ * `benchVariantsInTurn` for the variants named; with `aloneParts`, also the communication alone (of
+ * the sequential and the fused variant, where they are named) and, with `computeOnly`, the kernel
+ * without its transfers.
+ */
+async function timeInTurn(o: BenchOptions, named: readonly BenchVariant[], aloneParts: boolean) {
   const lowered = new Map<string, string>();
   const copier = new PeerCopier({ ...o.peerCopy, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) });
   const reports = {} as Record<BenchVariant | 'compute', RunReport>;
@@ -284,8 +301,8 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   };
   // Each part's session opens inside the previous one's, so all are open for the timing.
   const opening: { name: BenchVariant | 'compute'; options: RunWorkloadOptions }[] = [
-    ...BENCH_VARIANTS.map((variant) => ({ name: variant, options: { ...o, ...variantOptions(o, variant) } })),
-    ...((o.computeOnly ?? true) ? [{ name: 'compute' as const, options: { ...o, backend: 'auto' as const, withoutTransfers: true } }] : []),
+    ...named.map((variant) => ({ name: variant, options: { ...o, ...variantOptions(o, variant) } })),
+    ...(aloneParts && (o.computeOnly ?? true) ? [{ name: 'compute' as const, options: { ...o, backend: 'auto' as const, withoutTransfers: true } }] : []),
   ];
   const open = async (i: number): Promise<void> => {
     const next = opening[i];
@@ -304,8 +321,8 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
         gpus = devices.map((d) => d.device);
         const wallMs = (communicationOnly: boolean) => async () => (await placed.run({ communicationOnly })).wallMs;
         parts.set(next.name, wallMs(false));
-        if (next.name === 'sequential') parts.set('comm', wallMs(true));
-        if (next.name === 'fused') parts.set('fused-comm', wallMs(true));
+        if (aloneParts && next.name === 'sequential') parts.set('comm', wallMs(true));
+        if (aloneParts && next.name === 'fused') parts.set('fused-comm', wallMs(true));
         await open(i + 1);
       },
     });
@@ -315,8 +332,8 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   } finally {
     copier.destroy();
   }
-  const variants = {} as Record<BenchVariant, VariantResult>;
-  for (const v of BENCH_VARIANTS) {
+  const variants: Partial<Record<BenchVariant, VariantResult>> = {};
+  for (const v of named) {
     variants[v] = { ...variantResult(reports[v], summarize(times.get(v)!)), rounds: times.get(v)! };
     o.onVariant?.(v, reports[v]);
   }
@@ -324,13 +341,38 @@ async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
   if (compute) o.onVariant?.('compute-only', compute.report);
   return {
     variants,
-    last: reports.fused,
-    commMs: summarize(times.get('comm')!).median,
-    fusedCommMs: summarize(times.get('fused-comm')!).median,
+    times,
+    last: reports[named[named.length - 1]!],
     ...(compute && { compute }),
     fusedIsDecomposed: lowered.get('fused') === lowered.get('decomposed'),
     hostCopy: copier.hostCopy.kind,
     ...(copier.hostCopy.stores && { hostCopyStores: copier.hostCopy.stores }),
+  };
+}
+
+/** What benchPhasings measured: each variant, and sequential / overlap over the rounds. */
+export interface PhasingComparison {
+  readonly sequential: VariantResult;
+  readonly overlap: VariantResult;
+  /** The median of the rounds' sequential / overlap (medianRoundRatio) and its 95% interval. */
+  readonly overlapRatio: number;
+  readonly overlapInterval: readonly [number, number];
+}
+
+/**
+ * Over several devices: the fused variant at overlap phasing against the sequential variant, those two
+ * alone in alternating rounds (as benchWorkload times them, without the decomposed variant and the
+ * parts timed alone: the tuner's phasing trial, at two fifths of a bench's runs).
+ */
+export async function benchPhasings(o: BenchOptions): Promise<PhasingComparison> {
+  if (!spansDevices(o)) throw new RangeError('benchPhasings: the ranks must span devices (on one device there is no phasing to choose)');
+  const { variants } = await timeInTurn({ ...o, phasing: 'overlap' }, ['sequential', 'fused'], false);
+  const [sequential, overlap] = [variants.sequential!, variants.fused!];
+  return {
+    sequential,
+    overlap,
+    overlapRatio: medianRoundRatio(sequential.rounds!, overlap.rounds!),
+    overlapInterval: roundRatioInterval(sequential.rounds!, overlap.rounds!),
   };
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { BENCH_VARIANTS, benchTable, benchWorkload, formatBenchSummary, medianRoundRatio, roundRatioInterval, summarizeBench, type BenchReport } from '../src/bench.js';
+import { BENCH_VARIANTS, benchPhasings, benchTable, benchWorkload, formatBenchSummary, medianRoundRatio, roundRatioInterval, summarizeBench, type BenchReport } from '../src/bench.js';
 import { openDevice } from '../src/run.js';
 import { defaultBlock } from '../src/workloads/index.js';
 
@@ -168,6 +168,28 @@ describe('the three variants of a workload', () => {
       expect(plain.variants.fused.phasing).toBe('overlap');
       expect(plain.variants.fused.backend).toBe('gpu-signal+peer-copy');
       expect(benchTable([plain])).not.toContain('sequential phasing');
+    } finally {
+      handles.forEach((h) => h.close());
+    }
+  }, 120_000);
+
+  it('on two devices, overlap against sequential phasing: those two alone in rounds, each checked; refused on one device', async () => {
+    const handles = await openDevices(2, { gpus: [], device: { requiredLimits: 'adapter-max' } });
+    try {
+      const seen: string[] = [];
+      // A tuned sequential phasing given with the options does not turn the overlap side sequential.
+      const o = { workload: 'ag-gemm', ranks: 4, devices: 2, handles, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', order: 'chunk-arrival', seed: 3, runs: 3, warmup: 1, phasing: 'sequential', onVariant: (v: string) => seen.push(v) } as const;
+      const r = await benchPhasings(o);
+      // Neither the decomposed variant nor a part alone ran.
+      expect(seen).toEqual(['sequential', 'fused']);
+      expect([r.sequential.phasing, r.overlap.phasing]).toEqual(['sequential', 'overlap']);
+      expect(r.overlap.backend).toBe('gpu-signal+peer-copy');
+      expect(r.sequential.verified && r.overlap.verified).toBe(true);
+      expect(r.sequential.rounds).toHaveLength(3);
+      expect(r.overlap.rounds).toHaveLength(3);
+      expect(r.overlapRatio).toBe(medianRoundRatio(r.sequential.rounds!, r.overlap.rounds!));
+      expect(r.overlapInterval).toEqual(roundRatioInterval(r.sequential.rounds!, r.overlap.rounds!));
+      await expect(benchPhasings({ ...o, devices: 1, handles: [handles[0]!] })).rejects.toThrow(/span devices/);
     } finally {
       handles.forEach((h) => h.close());
     }
