@@ -3,11 +3,15 @@
  * wrote (one line per case: its run options and bench report), fits and predicts as the suite does
  * (core's modelBench), and prints the table and, per row, how far the fused prediction is from the
  * measured time. No device needed: the model can be changed and checked against every recorded run.
+ * With `--queue-probe` (a queue-overlap-probe log of the same call), also each two-device row's
+ * one-queue floor (queue-floor.ts).
  *
- *   node dist/model-suite.mjs benchmarks/results/h100-2026-11-25b/final-suite.jsonl [more.jsonl ...]
+ *   node dist/model-suite.mjs [--queue-probe log.txt] benchmarks/results/h100-2026-11-25b/final-suite.jsonl [more.jsonl ...]
  */
 import { readFileSync } from 'node:fs';
-import { costModelTable, modelBench, type BenchReport, type RunOptions } from '@syncopate/core';
+import { parseArgs } from 'node:util';
+import { costModelTable, formatBenchMs, modelBench, type BenchReport, type RunOptions } from '@syncopate/core';
+import { queueFloor, readDmaRates } from './queue-floor.js';
 
 interface Line {
   readonly section: string;
@@ -27,7 +31,8 @@ function readSuiteLines(files: readonly string[]): Line[] {
 
 const isMain = process.argv[1] !== undefined && /model-suite\.(m?js|ts)$/.test(process.argv[1]);
 if (isMain) {
-  const lines = readSuiteLines(process.argv.slice(2));
+  const { values, positionals } = parseArgs({ options: { 'queue-probe': { type: 'string' } }, allowPositionals: true });
+  const lines = readSuiteLines(positionals);
   const configs = modelBench(
     lines.map((l) => l.report),
     lines.map((l) => l.run),
@@ -41,4 +46,26 @@ if (isMain) {
     }
   }
   console.log(`largest fused error: ${(100 * worst).toFixed(1)}% over ${configs.length} configurations`);
+  if (values['queue-probe']) printQueueFloors(lines, values['queue-probe']);
+}
+
+/** Per two-device row: compute alone + its busiest device's DMA, and how far each variant is above it. */
+function printQueueFloors(lines: readonly Line[], probe: string): void {
+  const rates = readDmaRates(probe);
+  const GB = 1e9;
+  console.log(`\nOne-queue floor (read-back ${(1 / rates.readBackMsPerByte / GB * 1e3).toFixed(1)} GB/s, upload ${(1 / rates.uploadMsPerByte / GB * 1e3).toFixed(1)} GB/s, from ${probe})\n`);
+  console.log('| row | dtype | ranks | compute alone | DMA (busiest device) | floor | sequential | fused | sequential / floor | fused / floor |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  let logBound = 0;
+  let rows = 0;
+  for (const { run, report } of lines) {
+    if (report.devices < 2 || !report.overlap) continue;
+    const { dmaMs, floorMs } = queueFloor(run, report, rates);
+    const [seq, fused] = [report.variants.sequential.ms.median, report.variants.fused.ms.median];
+    const { m, n, k } = run.shape;
+    console.log(`| ${run.workload} ${m}x${n}x${k} | ${run.dtype} | ${run.ranks} | ${formatBenchMs(report.overlap.computeOnlyMs.median)} | ${formatBenchMs(dmaMs)} | ${formatBenchMs(floorMs)} | ${formatBenchMs(seq)} | ${formatBenchMs(fused)} | ${(seq / floorMs).toFixed(2)}x | ${(fused / floorMs).toFixed(2)}x |`);
+    logBound += Math.log(seq / floorMs);
+    rows++;
+  }
+  if (rows > 0) console.log(`\ngeometric mean of sequential / floor over ${rows} rows (the most overlap could give): ${Math.exp(logBound / rows).toFixed(2)}x`);
 }

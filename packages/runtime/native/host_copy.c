@@ -19,6 +19,11 @@
  * each a work item on the pool, and the promise settled once the last is done: the JS thread settles
  * one promise a copy, however many threads run it.
  *
+ * copySync(dst, src, offset, length, streaming): the same bytes copied on the calling (JS) thread, for
+ * copies too small to pay for a hand-off to the pool and back; through anchors, so that no ArrayBuffer
+ * over a whole mapped range is made (each counts as V8 external memory, and their pressure starts
+ * collections).
+ *
  * With `streaming` true, the destination is written with non-temporal stores (x86-64; elsewhere
  * memcpy). A memcpy of a 1 MiB slice reads each destination line in before it overwrites it; with
  * non-temporal stores one thread moved 64 MiB between mapped ranges at 7.8 GB/s against 5.6 on two
@@ -113,7 +118,7 @@ static void finish_slice(napi_env env, napi_status status, void* data) {
   free(c);
 }
 
-/* The bytes of a byte array (Uint8Array), and a reference that keeps its buffer alive. */
+/* The bytes of a byte array (Uint8Array), and, where `ref` is given, a reference that keeps its buffer alive. */
 static int view_bytes(napi_env env, napi_value view, const char* name, void** data, size_t* bytes, napi_ref* ref) {
   bool is_typed;
   napi_typedarray_type type;
@@ -131,7 +136,7 @@ static int view_bytes(napi_env env, napi_value view, const char* name, void** da
     return 0;
   }
   *bytes = length;
-  napi_create_reference(env, buffer, 1, ref);
+  if (ref) napi_create_reference(env, buffer, 1, ref);
   return 1;
 }
 
@@ -201,9 +206,30 @@ static napi_value copy(napi_env env, napi_callback_info info) {
   return promise;
 }
 
+static napi_value copy_sync(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  bool streaming = false;
+  double offset = 0, length = 0;
+  if (argc < 4 || napi_get_value_double(env, argv[2], &offset) != napi_ok || napi_get_value_double(env, argv[3], &length) != napi_ok ||
+      !(offset >= 0 && length >= 0 && offset + length <= 9007199254740991.0) || (argc >= 5 && napi_get_value_bool(env, argv[4], &streaming) != napi_ok)) {
+    napi_throw_type_error(env, NULL, "host copy: copySync(dst, src, offset, length[, streaming]) with Uint8Arrays and non-negative numbers");
+    return NULL;
+  }
+  size_t dst_bytes, src_bytes;
+  void *dst, *src;
+  if (!view_bytes(env, argv[0], "dst", &dst, &dst_bytes, NULL) || !view_bytes(env, argv[1], "src", &src, &src_bytes, NULL)) return NULL;
+  if (streaming) stream_copy((char*)dst + (size_t)offset, (const char*)src + (size_t)offset, (size_t)length);
+  else memcpy((char*)dst + (size_t)offset, (const char*)src + (size_t)offset, (size_t)length);
+  return NULL;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "copy", NAPI_AUTO_LENGTH, copy, NULL, &fn);
   napi_set_named_property(env, exports, "copy", fn);
+  napi_create_function(env, "copySync", NAPI_AUTO_LENGTH, copy_sync, NULL, &fn);
+  napi_set_named_property(env, exports, "copySync", fn);
   return exports;
 }

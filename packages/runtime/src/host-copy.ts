@@ -45,6 +45,8 @@ interface Addon {
    * the pool at once, the promise settled once all are done.
    */
   copy(dst: Uint8Array, src: Uint8Array, offset: number, length: number, streaming?: boolean, slices?: number): Promise<void>;
+  /** The same bytes copied on the calling thread, before it returns. */
+  copySync(dst: Uint8Array, src: Uint8Array, offset: number, length: number, streaming?: boolean): void;
 }
 
 /**
@@ -104,10 +106,13 @@ function nativeHostCopy(addon: Addon, threads: number, stores: HostCopyStores): 
       return addon.copy(dst, src, 0, dst.length, streaming, slices(dst.length));
     },
     copyMapped(dst, src, bytes) {
-      if (bytes < MIN_NATIVE_BYTES) return copyWholeRanges(jsHostCopy, dst, src, bytes);
+      if (bytes < ANCHOR_BYTES) return copyWholeRanges(jsHostCopy, dst, src, bytes);
       const to = new Uint8Array(dst.getMappedRange(0, ANCHOR_BYTES));
       const from = new Uint8Array(src.getMappedRange(0, ANCHOR_BYTES));
-      return addon.copy(to, from, 0, bytes, streaming, slices(bytes));
+      if (bytes >= MIN_NATIVE_BYTES) return addon.copy(to, from, 0, bytes, streaming, slices(bytes));
+      // On this thread, but through the anchors: no ArrayBuffer over the whole ranges (see ANCHOR_BYTES).
+      addon.copySync(to, from, 0, bytes, streaming);
+      return Promise.resolve();
     },
   };
 }
@@ -150,8 +155,8 @@ function loadAddon(): { addon?: Addon; why?: string } {
       errors.push(`${path}: ${(e as Error).message.split('\n')[0]}`);
       continue;
     }
-    if (typeof module.exports.copy !== 'function') {
-      errors.push(`${path}: no copy()`);
+    if (typeof module.exports.copy !== 'function' || typeof module.exports.copySync !== 'function') {
+      errors.push(`${path}: no copy() or copySync() (an addon built from older source)`);
       continue;
     }
     return { addon: module.exports as Addon };
