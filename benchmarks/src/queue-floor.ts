@@ -2,9 +2,8 @@
  * The one-queue floor of a two-device row: a device's one queue runs its compute, the read-back of
  * what it sends and the upload of what it gets one after another (queue-overlap-probe: every pair
  * takes the sum of its parts, benchmarks/README.md 2026-11-26), so no phasing of a run can finish
- * before compute alone + the busiest device's read-backs and uploads at their DMA rates. Sequential /
- * floor is the most any overlap could give over the measured sequential variant; it is above 1 only
- * by what the host's path adds to the DMA (maps, the copy between mapped ranges, round trips).
+ * before compute alone + the busiest device's read-backs and uploads at their DMA rates (model-suite
+ * sets it beside the run's communication alone, the other thing compute cannot shorten).
  */
 import { readFileSync } from 'node:fs';
 import { getWorkload, volume, type BenchReport, type RunOptions } from '@syncopate/core';
@@ -41,7 +40,13 @@ export function dmaRates(text: string): DmaRates {
 
 /** Bytes each device sends to and gets from the others (chunks between ranks of one device stay). */
 export function crossDeviceBytes(run: RunOptions, devices: number): { readonly sent: number; readonly received: number }[] {
-  const { kernel, plan } = getWorkload(run.workload).build({ ranks: run.ranks, shape: run.shape, dtype: run.dtype, ...(run.chunksPerRank ? { chunksPerRank: run.chunksPerRank } : {}) });
+  const { kernel, plan } = getWorkload(run.workload).build({
+    ranks: run.ranks,
+    shape: run.shape,
+    dtype: run.dtype,
+    ...(run.chunksPerRank ? { chunksPerRank: run.chunksPerRank } : {}),
+    ...(run.reduction ? { reduction: run.reduction } : {}),
+  });
   const deviceOf = placeRanks(run.ranks, devices, run.ranksPerDevice);
   const dtype = new Map(kernel.tensors.map((t) => [t.name, t.dtype]));
   const out = Array.from({ length: devices }, () => ({ sent: 0, received: 0 }));

@@ -252,15 +252,10 @@ export function medianRoundRatio(numerator: readonly number[], denominator: read
  * Each variant is still checked on its first run, as runWorkload does.
  */
 async function benchVariantsInTurn(o: BenchOptions): Promise<TimedVariants> {
-  const timed = await timeInTurn(o, BENCH_VARIANTS, true);
+  const { variants: timed, times, ...rest } = await timeInTurn(o, BENCH_VARIANTS, true);
   const variants = {} as Record<BenchVariant, VariantResult>;
-  for (const v of BENCH_VARIANTS) variants[v] = timed.variants[v]!;
-  return {
-    ...timed,
-    variants,
-    commMs: summarize(timed.times.get('comm')!).median,
-    fusedCommMs: summarize(timed.times.get('fused-comm')!).median,
-  };
+  for (const v of BENCH_VARIANTS) variants[v] = timed[v]!;
+  return { ...rest, variants, commMs: summarize(times.get('comm')!).median, fusedCommMs: summarize(times.get('fused-comm')!).median };
 }
 
 /**
