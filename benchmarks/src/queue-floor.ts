@@ -6,7 +6,7 @@
  * sets it beside the run's communication alone, the other thing compute cannot shorten).
  */
 import { readFileSync } from 'node:fs';
-import { getWorkload, volume, type BenchReport, type RunOptions } from '@syncopate/core';
+import { buildRunWorkload, volume, type BenchReport, type RunOptions } from '@syncopate/core';
 import { placeRanks } from '@syncopate/runtime';
 
 /** Milliseconds a byte of read-back and of upload holds a queue (the probe's medians over its devices). */
@@ -40,13 +40,7 @@ export function dmaRates(text: string): DmaRates {
 
 /** Bytes each device sends to and gets from the others (chunks between ranks of one device stay). */
 export function crossDeviceBytes(run: RunOptions, devices: number): { readonly sent: number; readonly received: number }[] {
-  const { kernel, plan } = getWorkload(run.workload).build({
-    ranks: run.ranks,
-    shape: run.shape,
-    dtype: run.dtype,
-    ...(run.chunksPerRank ? { chunksPerRank: run.chunksPerRank } : {}),
-    ...(run.reduction ? { reduction: run.reduction } : {}),
-  });
+  const { kernel, plan } = buildRunWorkload(run);
   const deviceOf = placeRanks(run.ranks, devices, run.ranksPerDevice);
   const dtype = new Map(kernel.tensors.map((t) => [t.name, t.dtype]));
   const out = Array.from({ length: devices }, () => ({ sent: 0, received: 0 }));

@@ -4,6 +4,7 @@
  * each variant is predicted and set beside its measured time, and the same parameters project the
  * workload to more ranks (the same global shape: strong scaling).
  */
+import type { ChunkPlan, Module } from '@syncopate/ir';
 import { placeRanks } from '@syncopate/runtime';
 import { formatBenchMs, type BenchReport } from './bench.js';
 import { fitParams, predict, shareOfDevice, shareOfQueue, workloadGeometry, type CostModelParams, type Prediction, type WorkloadGeometry } from './cost-model.js';
@@ -38,14 +39,19 @@ export interface ModelledConfig {
   readonly projections: readonly Projection[];
 }
 
-function geometryOf(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction' | 'devices' | 'ranksPerDevice'>): WorkloadGeometry {
-  const { kernel, plan } = getWorkload(run.workload).build({
+/** The kernel and chunk plan a run of `run` builds (no device). */
+export function buildRunWorkload(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction'>): { kernel: Module; plan: ChunkPlan } {
+  return getWorkload(run.workload).build({
     ranks: run.ranks,
     shape: run.shape,
     dtype: run.dtype,
     ...(run.chunksPerRank ? { chunksPerRank: run.chunksPerRank } : {}),
     ...(run.reduction ? { reduction: run.reduction } : {}),
   });
+}
+
+function geometryOf(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction' | 'devices' | 'ranksPerDevice'>): WorkloadGeometry {
+  const { kernel, plan } = buildRunWorkload(run);
   return workloadGeometry(kernel, plan, placeRanks(run.ranks, run.devices ?? 1, run.ranksPerDevice));
 }
 
