@@ -6,7 +6,7 @@
  * sets it beside the run's communication alone, the other thing compute cannot shorten).
  */
 import { readFileSync } from 'node:fs';
-import { buildRunWorkload, volume, type BenchReport, type RunOptions } from '@syncopate/core';
+import { buildRunWorkload, crossDeviceBytes, type BenchReport, type RunOptions } from '@syncopate/core';
 import { placeRanks } from '@syncopate/runtime';
 
 /** Milliseconds a byte of read-back and of upload holds a queue (the probe's medians over its devices). */
@@ -38,22 +38,6 @@ export function dmaRates(text: string): DmaRates {
   return { readBackMsPerByte: perByte('readBack'), uploadMsPerByte: perByte('upload') };
 }
 
-/** Bytes each device sends to and gets from the others (chunks between ranks of one device stay). */
-export function crossDeviceBytes(run: RunOptions, devices: number): { readonly sent: number; readonly received: number }[] {
-  const { kernel, plan } = buildRunWorkload(run);
-  const deviceOf = placeRanks(run.ranks, devices, run.ranksPerDevice);
-  const dtype = new Map(kernel.tensors.map((t) => [t.name, t.dtype]));
-  const out = Array.from({ length: devices }, () => ({ sent: 0, received: 0 }));
-  for (const c of plan.chunks) {
-    const [from, to] = [deviceOf[c.src]!, deviceOf[c.dst]!];
-    if (from === to) continue;
-    const bytes = volume(c.region) * (dtype.get(c.tensor) === 'f16' ? 2 : 4);
-    out[from]!.sent += bytes;
-    out[to]!.received += bytes;
-  }
-  return out;
-}
-
 export interface QueueFloor {
   readonly dmaMs: number;
   readonly floorMs: number;
@@ -61,7 +45,9 @@ export interface QueueFloor {
 
 /** Compute alone + the busiest device's DMA. */
 export function queueFloor(run: RunOptions, report: BenchReport, rates: DmaRates): QueueFloor {
-  const dmaMs = Math.max(...crossDeviceBytes(run, report.devices).map((d) => d.sent * rates.readBackMsPerByte + d.received * rates.uploadMsPerByte));
+  const { kernel, plan } = buildRunWorkload(run);
+  const perDevice = crossDeviceBytes(kernel, plan, placeRanks(run.ranks, report.devices, run.ranksPerDevice));
+  const dmaMs = Math.max(...perDevice.map((d) => d.sent * rates.readBackMsPerByte + d.received * rates.uploadMsPerByte));
   return { dmaMs, floorMs: report.overlap!.computeOnlyMs.median + dmaMs };
 }
 

@@ -99,6 +99,23 @@ export function workloadGeometry(kernel: Module, plan: ChunkPlan, rankDevice: re
   return { tiles: busiest * tilesPerRank, stepBytes, direction: feedsLoads ? 'before' : 'after', localShare };
 }
 
+/**
+ * Bytes each device sends to the others and gets from them under `plan`, ranks placed by `rankDevice`
+ * (chunks between ranks of one device stay): what its one queue reads back and uploads.
+ */
+export function crossDeviceBytes(kernel: Module, plan: ChunkPlan, rankDevice: readonly number[]): { readonly sent: number; readonly received: number }[] {
+  const dtypeOf = new Map(kernel.tensors.map((t) => [t.name, t.dtype]));
+  const out = Array.from({ length: Math.max(...rankDevice) + 1 }, () => ({ sent: 0, received: 0 }));
+  for (const c of plan.chunks) {
+    const [from, to] = [rankDevice[c.src] ?? 0, rankDevice[c.dst] ?? 0];
+    if (from === to) continue;
+    const bytes = volume(c.region) * elementBytes(dtypeOf.get(c.tensor) ?? 'f32');
+    out[from]!.sent += bytes;
+    out[to]!.received += bytes;
+  }
+  return out;
+}
+
 /** The three variants' times (and the two parts alone) under `params`. */
 export function predict(g: WorkloadGeometry, p: CostModelParams): Prediction {
   const computeOnly = g.tiles * p.tileMs;

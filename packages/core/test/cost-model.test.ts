@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { placeRanks } from '@syncopate/runtime';
 import type { BenchReport } from '../src/bench.js';
-import { fitParams, predict, shareOfDevice, shareOfQueue, workloadGeometry, type WorkloadGeometry } from '../src/cost-model.js';
+import { crossDeviceBytes, fitParams, predict, shareOfDevice, shareOfQueue, workloadGeometry, type WorkloadGeometry } from '../src/cost-model.js';
 import { modelBench } from '../src/cost-report.js';
 import type { RunOptions } from '../src/run.js';
 import { getWorkload } from '../src/workloads/index.js';
@@ -25,6 +25,18 @@ describe('cost model', () => {
     // Every chunk moves within the one device; on two, the ring's 12 chunks: 2 per step stay, 2 cross.
     expect(g.localShare).toBe(1);
     expect(workloadGeometry(ag.kernel, ag.plan, placeRanks(4, 2)).localShare).toBeCloseTo(0.5);
+  });
+
+  it('counts the bytes each device sends to and gets from the others, chunks within a device left out', () => {
+    const o = { ranks: 4, shape: { m: 256, n: 128, k: 64 }, dtype: 'f16' as const };
+    const ag = getWorkload('ag-gemm').build(o);
+    // The ring's 12 chunks of a 64x64 f16 shard on two devices: 6 cross, 3 each way.
+    const shard = 64 * 64 * 2;
+    expect(crossDeviceBytes(ag.kernel, ag.plan, placeRanks(4, 2))).toEqual([
+      { sent: 3 * shard, received: 3 * shard },
+      { sent: 3 * shard, received: 3 * shard },
+    ]);
+    expect(crossDeviceBytes(ag.kernel, ag.plan, placeRanks(4, 1))).toEqual([{ sent: 0, received: 0 }]);
   });
 
   it('pipelines steps before the tiles: communication hidden when compute is longer', () => {
