@@ -228,8 +228,13 @@ const DEFAULT_BUSY_BETWEEN_ROUNDS = 2;
  * so a ratio compares two runs at one clock state, whichever state the round landed in.
  */
 export function medianRoundRatio(numerator: readonly number[], denominator: readonly number[]): number {
+  return summarize(roundRatios(numerator, denominator)).median;
+}
+
+/** Each round's numerator / denominator; the two must have run the same rounds. */
+function roundRatios(numerator: readonly number[], denominator: readonly number[]): number[] {
   if (numerator.length !== denominator.length) throw new RangeError(`rounds: ${numerator.length} against ${denominator.length}`);
-  return summarize(numerator.map((x, r) => x / denominator[r]!)).median;
+  return numerator.map((x, r) => x / denominator[r]!);
 }
 
 /**
@@ -390,8 +395,8 @@ const BOOTSTRAP_RESAMPLES = 2000;
  * 2026-11-26). Seeded from the rounds' count, so a report is reproducible from its rounds.
  */
 export function roundRatioInterval(numerator: readonly number[], denominator: readonly number[], level = 0.95): readonly [number, number] {
-  if (numerator.length !== denominator.length || numerator.length === 0) throw new RangeError(`rounds: ${numerator.length} against ${denominator.length}`);
-  const ratios = numerator.map((x, r) => x / denominator[r]!);
+  const ratios = roundRatios(numerator, denominator);
+  if (ratios.length === 0) throw new RangeError('rounds: 0 against 0');
   const random = mulberry32(ratios.length);
   const medians = Array.from({ length: BOOTSTRAP_RESAMPLES }, () => summarize(ratios.map(() => ratios[Math.floor(random() * ratios.length)]!)).median).sort((a, b) => a - b);
   const cut = Math.floor(((1 - level) / 2) * BOOTSTRAP_RESAMPLES);

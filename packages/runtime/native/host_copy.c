@@ -140,6 +140,20 @@ static int view_bytes(napi_env env, napi_value view, const char* name, void** da
   return 1;
 }
 
+/* offset and length (arguments 2 and 3, where given) and streaming (argument 4); throws and returns 0 if bad. */
+static int read_range(napi_env env, size_t argc, napi_value* argv, double* offset, double* length, bool* streaming) {
+  if (argc >= 5 && napi_get_value_bool(env, argv[4], streaming) != napi_ok) {
+    napi_throw_type_error(env, NULL, "host copy: streaming must be a boolean");
+    return 0;
+  }
+  if (argc >= 4 && (napi_get_value_double(env, argv[2], offset) != napi_ok || napi_get_value_double(env, argv[3], length) != napi_ok ||
+                    !(*offset >= 0 && *length >= 0 && *offset + *length <= 9007199254740991.0))) {
+    napi_throw_type_error(env, NULL, "host copy: offset and length must be non-negative numbers");
+    return 0;
+  }
+  return 1;
+}
+
 static napi_value copy(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value argv[6];
@@ -149,19 +163,11 @@ static napi_value copy(napi_env env, napi_callback_info info) {
     return NULL;
   }
   bool streaming = false;
-  if (argc >= 5 && napi_get_value_bool(env, argv[4], &streaming) != napi_ok) {
-    napi_throw_type_error(env, NULL, "host copy: streaming must be a boolean");
-    return NULL;
-  }
+  double offset = 0, length = 0;
+  if (!read_range(env, argc, argv, &offset, &length, &streaming)) return NULL;
   uint32_t slices = 1;
   if (argc >= 6 && (napi_get_value_uint32(env, argv[5], &slices) != napi_ok || slices < 1 || slices > 256)) {
     napi_throw_type_error(env, NULL, "host copy: slices must be an integer from 1 to 256");
-    return NULL;
-  }
-  double offset = 0, length = 0;
-  if (argc >= 4 && (napi_get_value_double(env, argv[2], &offset) != napi_ok || napi_get_value_double(env, argv[3], &length) != napi_ok ||
-                    !(offset >= 0 && length >= 0 && offset + length <= 9007199254740991.0))) {
-    napi_throw_type_error(env, NULL, "host copy: offset and length must be non-negative numbers");
     return NULL;
   }
   size_t dst_bytes, src_bytes;
@@ -210,13 +216,13 @@ static napi_value copy_sync(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  bool streaming = false;
-  double offset = 0, length = 0;
-  if (argc < 4 || napi_get_value_double(env, argv[2], &offset) != napi_ok || napi_get_value_double(env, argv[3], &length) != napi_ok ||
-      !(offset >= 0 && length >= 0 && offset + length <= 9007199254740991.0) || (argc >= 5 && napi_get_value_bool(env, argv[4], &streaming) != napi_ok)) {
-    napi_throw_type_error(env, NULL, "host copy: copySync(dst, src, offset, length[, streaming]) with Uint8Arrays and non-negative numbers");
+  if (argc < 4) {
+    napi_throw_type_error(env, NULL, "host copy: copySync(dst, src, offset, length[, streaming]) with Uint8Arrays");
     return NULL;
   }
+  bool streaming = false;
+  double offset = 0, length = 0;
+  if (!read_range(env, argc, argv, &offset, &length, &streaming)) return NULL;
   size_t dst_bytes, src_bytes;
   void *dst, *src;
   if (!view_bytes(env, argv[0], "dst", &dst, &dst_bytes, NULL) || !view_bytes(env, argv[1], "src", &src, &src_bytes, NULL)) return NULL;
