@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { buildModule, gemmKernel, mul, type ChunkPlan, type Module } from '@syncopate/ir';
+import { add, buildModule, gemmKernel, mul, replicated, type ChunkPlan, type Module } from '@syncopate/ir';
 import { alignChunksPass, allReduce, attachPlan, insertBarriers, oneShotAllGather, oneShotReduceScatter, reorderTiles, ringAllGather, ringReduceScatter, runPipeline } from '@syncopate/passes';
 import { chunkTable, emitFusedKernel, PART_ELEMENTS, partsStoredBy } from '../src/index.js';
 import { chunkDescriptors, DESCRIPTOR_WORDS, FIELD } from '../src/gpu-signal/descriptors.js';
@@ -85,6 +85,41 @@ describe('chunk table', () => {
       }
       expect(partsStoredBy(e, [(lo + 2) % 4, 0], pidAxis)).toEqual([]);
     }
+  });
+
+  it('a copy whose stores name the rank is cut at the tiles too: each part counted by the one tile of the source that stores it', () => {
+    // Each rank fills its own 64-row block of Y (offset 64·rank + 32·pm, as a2a-gemm's experts do);
+    // rank 1 sends its block to rank 0. With the rank out of the offsets the chunk was one part, that
+    // every tile counted and one workgroup moved (a2a-gemm's combine on the H100).
+    const kernelWith = (kind: 'copy' | 'reduce-add') =>
+      lowered(
+        buildModule('blocks', { ranks: 2 }, (mb) => {
+          const Y = mb.tensor('Y', [128, 64], 'f32', replicated());
+          mb.kernel('fill', [2, 2], (kb) => {
+            const rank = kb.rankId('rank');
+            const pm = kb.programId(0, 'pm');
+            const pn = kb.programId(1, 'pn');
+            kb.store(Y, [add(mul(rank, 64), mul(pm, 32)), mul(pn, 32)], kb.zeros([32, 32], 'f32', 'z'));
+          });
+        }),
+        { ranks: 2, chunks: [{ tensor: 'Y', region: { lo: [64, 0], hi: [128, 64] }, src: 1, dst: 0, step: 0, kind }] },
+      );
+    const module = kernelWith('copy');
+    const table = chunkTable(module);
+    const e = table.entries[0]!;
+    expect([e.parts, e.colParts]).toEqual([4, 2]);
+    expect(table.parts.map((p) => p.need)).toEqual([1, 1, 1, 1]);
+    const pidAxis = new Map(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [[op.result.id, op.axis] as const] : [])));
+    const rank = (r: number) => ({ ids: module.kernel.body.flatMap((op) => (op.op === 'rank_id' ? [op.result.id] : [])), rank: r });
+    for (let pm = 0; pm < 2; pm++) for (let pn = 0; pn < 2; pn++) expect(partsStoredBy(e, [pm, pn], pidAxis, rank(1))).toEqual([pm * 2 + pn]);
+    // The same tile of rank 0 stores rows 0-31: none of the chunk.
+    expect(partsStoredBy(e, [0, 0], pidAxis, rank(0))).toEqual([]);
+    // The GPU counts the same parts from the rank it runs for.
+    const fused = emitFusedKernel(module);
+    if (E.isLeft(fused)) throw new Error(fused.left.map((d) => d.message).join('\n'));
+    expect(fused.right.wgsl).toContain('let r0 = max((64 * v_rank + 32 * v_pm), 64);');
+    // A reduce-add's tiles of both ends would meet different rows: it stays one part.
+    expect(chunkTable(kernelWith('reduce-add')).entries[0]!.parts).toBe(1);
   });
 
   it('a ring all-reduce keeps row parts: its all-gather forwards regions it rewrote over what its reduce-scatter read (stale on the H100 with a part per tile)', () => {

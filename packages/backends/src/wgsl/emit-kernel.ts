@@ -747,7 +747,7 @@ class KernelEmitter {
   /** The rows a tile reads of a chunk's tensor, from the loads that wait for it (see `siteRows`). */
   private readRows(chunkId: number): StoreRows | undefined {
     const sites = alignChunks(this.module).waits.filter((u) => u.chunk.value.id === chunkId).map((u) => u.site);
-    return siteRows(this.module, sites);
+    return siteRows(this.module, sites, 0, true);
   }
 
   /** Fetches the staged loads' elements this thread copies into `pf_*` registers (declaring them first). */
