@@ -110,14 +110,12 @@ describe('chunk table', () => {
     expect([e.parts, e.colParts]).toEqual([4, 2]);
     expect(table.parts.map((p) => p.need)).toEqual([1, 1, 1, 1]);
     const pidAxis = new Map(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [[op.result.id, op.axis] as const] : [])));
-    const rank = (r: number) => ({ ids: module.kernel.body.flatMap((op) => (op.op === 'rank_id' ? [op.result.id] : [])), rank: r });
-    for (let pm = 0; pm < 2; pm++) for (let pn = 0; pn < 2; pn++) expect(partsStoredBy(e, [pm, pn], pidAxis, rank(1))).toEqual([pm * 2 + pn]);
-    // The same tile of rank 0 stores rows 0-31: none of the chunk.
-    expect(partsStoredBy(e, [0, 0], pidAxis, rank(0))).toEqual([]);
-    // The GPU counts the same parts from the rank it runs for.
+    // Tile (pm, pn) of rank 1 stores rows 64 + 32·pm, columns 32·pn: part pm·2 + pn.
+    for (let pm = 0; pm < 2; pm++) for (let pn = 0; pn < 2; pn++) expect(partsStoredBy(e, [pm, pn], pidAxis)).toEqual([pm * 2 + pn]);
+    // The GPU counts the same parts, where the arrive runs (rank 1): the rank folded into the offset.
     const fused = emitFusedKernel(module);
     if (E.isLeft(fused)) throw new Error(fused.left.map((d) => d.message).join('\n'));
-    expect(fused.right.wgsl).toContain('let r0 = max((64 * v_rank + 32 * v_pm), 64);');
+    expect(fused.right.wgsl).toContain('let r0 = max((32 * v_pm + 64), 64);');
     // A reduce-add's tiles of both ends would meet different rows: it stays one part.
     expect(chunkTable(kernelWith('reduce-add')).entries[0]!.parts).toBe(1);
   });

@@ -21,7 +21,7 @@
  * (cut differently) still take a lock per part.
  */
 import { evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module } from '@syncopate/ir';
-import { alignChunks, arrivalTiles, type AccessSite } from '@syncopate/passes';
+import { alignChunks, arrivalTiles, siteForRank, type AccessSite } from '@syncopate/passes';
 
 /** About this many elements per part (128 KiB of f32): enough work to be worth a workgroup. */
 export const PART_ELEMENTS = 32768;
@@ -92,24 +92,19 @@ const colsOf = (b: Box): [number, number] => [b.lo[1] ?? 0, b.hi[1] ?? 1];
 const boxKey = (b: Box): string => `${b.lo.join()}/${b.hi.join()}`;
 
 /**
- * Along `axis`, the single access site among `sites`, if its offset there depends on program ids
- * only, or with `withRank` on program ids and the rank: where every tile that evaluates it runs for
- * one known rank (a copy's stores, on its source; a wait's loads, on the destination). An offset
- * such as a2a-gemm's `2176*%rank + 128*%pm` otherwise left the chunk one part, moved by one workgroup.
+ * Along `axis`, the single access site among `sites`, if its offset there depends on program ids only
+ * once specialised to `rank` (siteForRank), where every tile that evaluates it runs for that rank: a
+ * copy's stores on its source, a wait's loads on the destination. Unspecialised, an offset such as
+ * a2a-gemm's `2176*%rank + 128*%pm` left its chunks one part each, moved by one workgroup.
  */
-export function siteRows(module: Module, sites: readonly AccessSite[], axis = 0, withRank = false): StoreRows | undefined {
+export function siteRows(module: Module, sites: readonly AccessSite[], axis = 0, rank?: number): StoreRows | undefined {
   const distinct = [...new Set(sites)];
   if (distinct.length !== 1) return undefined;
-  const site = distinct[0]!;
-  const known = new Set(module.kernel.body.flatMap((op) => (op.op === 'program_id' || (withRank && op.op === 'rank_id') ? [op.result.id] : [])));
+  const site = rank === undefined ? distinct[0]! : siteForRank(module, distinct[0]!, rank);
+  const pids = new Set(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [op.result.id] : [])));
   const offset = site.offsets[axis];
   if (offset === undefined) return undefined;
-  return offset.terms.every((t) => known.has(t.value.id)) ? { offset, extent: site.extent[axis]! } : undefined;
-}
-
-/** The values of a kernel's `rank_id` ops, which an offset may name beside its program ids. */
-export function rankIds(module: Module): readonly number[] {
-  return module.kernel.body.flatMap((op) => (op.op === 'rank_id' ? [op.result.id] : []));
+  return offset.terms.every((t) => pids.has(t.value.id)) ? { offset, extent: site.extent[axis]! } : undefined;
 }
 
 /** Rows and columns per part of `chunk`: the storing tile's where cut at tiles, else row slices of about `partElements`. */
@@ -165,17 +160,17 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
   const chunks = module.chunks;
   const group = reduceGroups(chunks);
   const pidAxis = new Map(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [[op.result.id, op.axis] as const] : [])));
-  const ranks = rankIds(module);
 
   // How each chunk is cut. Reduce-adds of a group must cut identical regions the same way, so that part
   // p of each covers the same elements (one lock, or one merged sum, per part index); otherwise they stay whole.
   const storeSites = chunks.map((c) => alignment.stores.filter((u) => u.chunk === c).map((u) => u.site));
-  // A copy's arriving tiles all run for its source rank; a reduce-add's for both ends, whose stores
-  // must meet the same parts, so only there the rank stays out of the offsets.
-  const storeRows = storeSites.map((sites, i) => siteRows(module, sites, 0, chunks[i]!.kind === 'copy'));
+  // A copy's arriving tiles all run for its source rank; a reduce-add's for both ends, which must
+  // meet the same parts, so its stores are not specialised.
+  const storeRank = (c: ChunkDecl) => (c.kind === 'copy' ? c.src : undefined);
+  const storeRows = storeSites.map((sites, i) => siteRows(module, sites, 0, storeRank(chunks[i]!)));
   const reread = rereadTensors(chunks);
   const byTile = (c: ChunkDecl) => shape === 'tiles' && !reread.has(c.tensor) && c.region.lo.length >= 2;
-  const storeCols = storeSites.map((sites, i) => (byTile(chunks[i]!) && storeRows[i] ? siteRows(module, sites, 1, chunks[i]!.kind === 'copy') : undefined));
+  const storeCols = storeSites.map((sites, i) => (byTile(chunks[i]!) && storeRows[i] ? siteRows(module, sites, 1, storeRank(chunks[i]!)) : undefined));
   const whole = (c: ChunkDecl) => partCut(c, Infinity);
   const cuts = chunks.map((c, i) => {
     if (storeSites[i]!.length > 0 && !storeRows[i]) return whole(c);
@@ -241,7 +236,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
     if (!box) return;
     const sides = e.chunk.kind === 'reduce-add' ? 2 : 1;
     forEachTile(box, (tile) => {
-      const counted = partsStoredBy(e, tile, pidAxis, { ids: ranks, rank: e.chunk.src });
+      const counted = partsStoredBy(e, tile, pidAxis);
       for (const p of counted) {
         partList[e.firstPart + p]!.need += sides;
         partList[e.firstPart + p]!.arrivals++;
@@ -281,14 +276,10 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
   };
 }
 
-/**
- * Part indices of `e` that `tile`'s stores meet (its rows, and with column parts its columns, ∩ the
- * chunk's); `rank` gives the values of the kernel's `rank_id` ops for a tile of that rank.
- */
-export function partsStoredBy(e: ChunkEntry, tile: readonly number[], pidAxis: ReadonlyMap<number, number>, rank?: { readonly ids: readonly number[]; readonly rank: number }): number[] {
+/** Part indices of `e` that `tile`'s stores meet (its rows, and with column parts its columns, ∩ the chunk's). */
+export function partsStoredBy(e: ChunkEntry, tile: readonly number[], pidAxis: ReadonlyMap<number, number>): number[] {
   if (!e.storeRows) return [0]; // several store sites: the chunk is one part, every arriving tile counts
   const env = new Map([...pidAxis].map(([id, axis]) => [id, tile[axis] ?? 0]));
-  for (const id of rank?.ids ?? []) env.set(id, rank!.rank);
   const span = (access: StoreRows | undefined, [lo, hi]: [number, number], size: number): number[] => {
     const start = access ? evalAffine(access.offset, env) : lo;
     const [a, b] = [Math.max(start, lo), Math.min(start + (access ? access.extent : hi - lo), hi)];

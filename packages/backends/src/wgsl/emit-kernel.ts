@@ -746,8 +746,9 @@ class KernelEmitter {
 
   /** The rows a tile reads of a chunk's tensor, from the loads that wait for it (see `siteRows`). */
   private readRows(chunkId: number): StoreRows | undefined {
-    const sites = alignChunks(this.module).waits.filter((u) => u.chunk.value.id === chunkId).map((u) => u.site);
-    return siteRows(this.module, sites, 0, true);
+    const waits = alignChunks(this.module).waits.filter((u) => u.chunk.value.id === chunkId);
+    // Waits run on the chunk's destination rank only.
+    return waits.length === 0 ? undefined : siteRows(this.module, waits.map((u) => u.site), 0, waits[0]!.chunk.dst);
   }
 
   /** Fetches the staged loads' elements this thread copies into `pf_*` registers (declaring them first). */
