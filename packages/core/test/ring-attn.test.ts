@@ -5,7 +5,7 @@ import { BENCH_VARIANTS, benchWorkload } from '../src/bench.js';
 import { compileOrThrow } from '../src/compile.js';
 import { lowerToWgsl, openDevice, runFused, runWorkload } from '../src/run.js';
 import { attentionReference, RING_ATTN_TOLERANCE, ringAttentionKernel, ringAttn } from '../src/workloads/ring-attn.js';
-import { mulberry32, smallIntegers, UsageError, type RunOptions, type TensorData } from '../src/workloads/index.js';
+import { getWorkload, mulberry32, smallIntegers, UsageError, type RunOptions, type TensorData } from '../src/workloads/index.js';
 
 let device: DeviceHandle;
 beforeAll(async () => {
@@ -74,6 +74,23 @@ describe('the kernel and its options', () => {
     // Rank 1 owns rows 64..128: it waits for rank 0's K rows (0..64) in the last two iterations only.
     expect(text).toMatch(/wait %c0 when %j in \[64, 97\)/);
     expect(print(parse(text))).toBe(text);
+  });
+
+  it('its KV loop remembers the parts its waits saw published: a later iteration reading only those spins no more', () => {
+    const { kernel, plan } = ringAttn.build({ ranks: 4, shape: { m: 256, n: 64, k: 256 }, dtype: 'f32' });
+    const { wgsl, chunkParts } = lowerToWgsl(compileOrThrow(kernel, plan));
+    const parts = chunkParts.reduce((a, b) => a + b, 0);
+    const body = wgsl.slice(wgsl.indexOf('fn main('));
+    // Declared once before the loop, a bit a part; set only after a spin succeeded.
+    expect(body).toContain(`var parts_seen: array<u32, ${Math.ceil(parts / 32)}>;`);
+    expect(body.indexOf('var parts_seen')).toBeLessThan(body.indexOf('for (var v_j'));
+    expect(body).toContain('if (seen) { wait_need &= ~(1u << i); }');
+    const spin = body.indexOf('spin_flag(part, wait.x, rank)');
+    expect(spin).toBeGreaterThan(0);
+    expect(body.indexOf('parts_seen[p / 32u] |= 1u << (p % 32u)', spin)).toBeGreaterThan(spin);
+    // Waits outside loops (a GEMM tile's) keep a spin each and remember nothing.
+    const ag = getWorkload('ag-gemm').build({ ranks: 2, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32' });
+    expect(lowerToWgsl(compileOrThrow(ag.kernel, ag.plan)).wgsl).not.toContain('parts_seen');
   });
 
   it('a single slice of D needs no inner loop', () => {

@@ -344,6 +344,11 @@ export function emitWait(w: WgslWriter, ctx: SignalContext, site: WaitSite): voi
  * per wait made that loop body many times the tile's own work (ring-attn, 4 ranks on the H100: fused
  * 1.705 → 1.421 ms). Waits outside loops (a GEMM tile's, before its K loop) keep a spin each: grouped,
  * ag-gemm ran 2–8% slower (benchmarks/results/h100-2026-11-25b/call14).
+ *
+ * A part stays published for the rest of a run, so the parts a group saw published are remembered in
+ * `parts_seen` (partsSeenDeclaration, declared before the tile's body): a later iteration that
+ * needs only those skips the barriers and the flags' reads. Without it every iteration of ring-attn's
+ * KV loop that reads a received block paid a spin's round trip to memory and two barriers.
  */
 export function emitWaitGroup(w: WgslWriter, ctx: SignalContext, sites: readonly WaitSite[], heading: (site: number) => void): void {
   for (let at = 0; at < sites.length; at += WAITS_PER_GROUP) {
@@ -355,27 +360,42 @@ export function emitWaitGroup(w: WgslWriter, ctx: SignalContext, sites: readonly
     w.block('', () => {
       w.line('var wait_need = 0u;');
       group.forEach((site, i) => w.line(`if (${waitCondition(ctx, site)}) { wait_need |= ${(2 ** i) >>> 0}u; }`));
-      w.block('if (wait_need != 0u)', () =>
+      w.line(`var wait_parts: array<vec3u, ${group.length}>; // per wait: its chunk and run of parts`);
+      w.block('for (var bits = wait_need; bits != 0u; bits &= bits - 1u)', () => {
+        w.line('let i = countTrailingZeros(bits);');
+        w.line('var wait_chunk = 0u;');
+        w.line('var wait_first = 0u;');
+        w.line('var wait_end = 0u;');
+        w.block('switch i', () => {
+          group.forEach((site, i) =>
+            w.block(`case ${i}u:`, () => {
+              w.line(`wait_chunk = ${site.chunk}u;`);
+              emitWaitParts(w, ctx, site);
+            }),
+          );
+          w.line('default: {}');
+        });
+        w.line('wait_parts[i] = vec3u(wait_chunk, wait_first, wait_end);');
+        w.line('var seen = true;');
+        w.line('for (var p = wait_first; seen && p < wait_end; p++) { seen = (parts_seen[p / 32u] & (1u << (p % 32u))) != 0u; }');
+        w.line('if (seen) { wait_need &= ~(1u << i); }');
+      });
+      w.block('if (wait_need != 0u)', () => {
         emitJoinedSpin(w, () => {
           w.block('for (var bits = wait_need; ok == 1u && bits != 0u; bits &= bits - 1u)', () => {
-            w.line('var wait_chunk = 0u;');
-            w.line('var wait_first = 0u;');
-            w.line('var wait_end = 0u;');
-            w.block('switch countTrailingZeros(bits)', () => {
-              group.forEach((site, i) =>
-                w.block(`case ${i}u:`, () => {
-                  w.line(`wait_chunk = ${site.chunk}u;`);
-                  emitWaitParts(w, ctx, site);
-                }),
-              );
-              w.line('default: {}');
-            });
-            w.line('for (var part = wait_first; part < wait_end; part++) { if (spin_flag(part, wait_chunk, rank) == 0u) { ok = 0u; break; } }');
+            w.line('let wait = wait_parts[countTrailingZeros(bits)];');
+            w.line('for (var part = wait.y; part < wait.z; part++) { if (spin_flag(part, wait.x, rank) == 0u) { ok = 0u; break; } }');
           });
-        }),
-      );
+        });
+        w.line('for (var bits = wait_need; bits != 0u; bits &= bits - 1u) { let wait = wait_parts[countTrailingZeros(bits)]; for (var p = wait.y; p < wait.z; p++) { parts_seen[p / 32u] |= 1u << (p % 32u); } }');
+      });
     });
   }
+}
+
+/** The words emitWaitGroup remembers published parts in: one bit a part, per invocation (all agree). */
+export function partsSeenDeclaration(parts: number): string {
+  return `var parts_seen: array<u32, ${Math.max(1, Math.ceil(parts / 32))}>; // parts this workgroup's grouped waits saw published`;
 }
 
 /**

@@ -29,7 +29,7 @@ import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
 import { chunkTable, siteRows, type ChunkTable, type PartShape, type StoreRows } from '../gpu-signal/chunk-table.js';
 import { alignChunks } from '@syncopate/passes';
 import { chunkDescriptors } from '../gpu-signal/descriptors.js';
-import { emitArrive, emitPublishCall, emitSignalFunctions, emitTokenWorkgroups, emitWait, emitWaitGroup, type SignalContext, type WaitSite } from '../gpu-signal/emit-signal.js';
+import { emitArrive, emitPublishCall, emitSignalFunctions, emitTokenWorkgroups, emitWait, emitWaitGroup, partsSeenDeclaration, type SignalContext, type WaitSite } from '../gpu-signal/emit-signal.js';
 import { deviceView, singleDeviceView, type DeviceView } from '../placement/device-view.js';
 import { chunkRoutes, PhaseError, planPhases, type PhasePlan } from '../placement/phases.js';
 import { kernelTables, type KernelTables } from './tables.js';
@@ -87,6 +87,14 @@ function mapExpr(fn: MapFn, args: string[], t: string): string {
 }
 
 const ZERO: AffineExpr = { constant: 0, terms: [] };
+
+/** Op `i` of `ops` is a wait beside another: one of a run that shares one spin inside a loop. */
+const inWaitRun = (ops: readonly Op[], i: number): boolean => ops[i]?.op === 'wait' && (ops[i - 1]?.op === 'wait' || ops[i + 1]?.op === 'wait');
+
+/** Whether some loop in `ops` holds a run of waits (emitWaitGroup's, which remember the parts they saw). */
+function hasWaitGroup(ops: readonly Op[], inLoop = false): boolean {
+  return ops.some((op, i) => (inLoop && inWaitRun(ops, i)) || (op.op === 'for' && hasWaitGroup(op.body, true)));
+}
 
 function countUses(ops: readonly Op[], uses = new Map<number, number>()): Map<number, number> {
   const use = (v: Value | undefined) => v && uses.set(v.id, (uses.get(v.id) ?? 0) + 1);
@@ -263,6 +271,7 @@ class KernelEmitter {
       w.line('if (position >= tables[row + 4u + 2u * local_rank]) { return; }');
       w.line('let rank = tables[LOCAL_RANKS_AT + local_rank];');
       w.line('let slot = ((rank * TILES) + tables[row + 3u + 2u * local_rank] + position) * GRID_RANK;');
+      if (hasWaitGroup(this.module.kernel.body)) w.line(partsSeenDeclaration(this.table.parts.length));
       this.block(this.module.kernel.body);
     });
     return w.toString();
@@ -360,7 +369,7 @@ class KernelEmitter {
   private block(ops: readonly Op[]): void {
     ops.forEach((op, i) => {
       // Inside a loop, a run of waits shares one spin (emitWaitGroup), emitted at its first wait.
-      if (op.op === 'wait' && this.loopDepth > 0 && (ops[i - 1]?.op === 'wait' || ops[i + 1]?.op === 'wait')) {
+      if (op.op === 'wait' && this.loopDepth > 0 && inWaitRun(ops, i)) {
         if (ops[i - 1]?.op === 'wait') return;
         const run: WaitOp[] = [];
         for (let j = i; ops[j]?.op === 'wait'; j++) run.push(ops[j] as WaitOp);
