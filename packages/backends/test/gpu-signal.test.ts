@@ -91,7 +91,7 @@ describe('chunk table', () => {
     // Each rank fills its own 64-row block of Y (offset 64·rank + 32·pm, as a2a-gemm's experts do);
     // rank 1 sends its block to rank 0. With the rank out of the offsets the chunk was one part, that
     // every tile counted and one workgroup moved (a2a-gemm's combine on the H100).
-    const kernelWith = (kind: 'copy' | 'reduce-add') =>
+    const kernelWith = (kind: 'copy' | 'reduce-add', region = { lo: [64, 0], hi: [128, 64] }) =>
       lowered(
         buildModule('blocks', { ranks: 2 }, (mb) => {
           const Y = mb.tensor('Y', [128, 64], 'f32', replicated());
@@ -102,7 +102,7 @@ describe('chunk table', () => {
             kb.store(Y, [add(mul(rank, 64), mul(pm, 32)), mul(pn, 32)], kb.zeros([32, 32], 'f32', 'z'));
           });
         }),
-        { ranks: 2, chunks: [{ tensor: 'Y', region: { lo: [64, 0], hi: [128, 64] }, src: 1, dst: 0, step: 0, kind }] },
+        { ranks: 2, chunks: [{ tensor: 'Y', region, src: 1, dst: 0, step: 0, kind }] },
       );
     const module = kernelWith('copy');
     const table = chunkTable(module);
@@ -118,6 +118,18 @@ describe('chunk table', () => {
     expect(fused.right.wgsl).toContain('let r0 = max((32 * v_pm + 64), 64);');
     // A reduce-add's tiles of both ends would meet different rows: it stays one part.
     expect(chunkTable(kernelWith('reduce-add')).entries[0]!.parts).toBe(1);
+    // A chunk that starts inside a tile (rows 80-127) is cut on the tiles' grid, not from its first
+    // row: [80, 96) and [96, 128), each one tile's, so neither waits for two tiles.
+    const inside = chunkTable(kernelWith('copy', { lo: [80, 0], hi: [128, 64] }));
+    expect(inside.parts.map((p) => [p.region.lo, p.region.hi])).toEqual([
+      [[80, 0], [96, 32]],
+      [[80, 32], [96, 64]],
+      [[96, 0], [128, 32]],
+      [[96, 32], [128, 64]],
+    ]);
+    expect(inside.parts.map((p) => p.need)).toEqual([1, 1, 1, 1]);
+    expect(partsStoredBy(inside.entries[0]!, [0, 1], pidAxis)).toEqual([1]);
+    expect(partsStoredBy(inside.entries[0]!, [1, 0], pidAxis)).toEqual([2]);
   });
 
   it('a ring all-reduce keeps row parts: its all-gather forwards regions it rewrote over what its reduce-scatter read (stale on the H100 with a part per tile)', () => {

@@ -43,6 +43,12 @@ export interface ChunkEntry {
   /** Parts in all: row parts × column parts, numbered row by row. */
   readonly parts: number;
   readonly partRows: number;
+  /**
+   * The row the cut counts from (at or before the chunk's first): row parts start at rowOrigin +
+   * k·partRows, the first clipped to the chunk. Cut at the tiles it is on their grid, so each part is
+   * one tile's rows and waits for that tile alone; otherwise the chunk's first row.
+   */
+  readonly rowOrigin: number;
   /** Columns (axis 1) per part and parts across: the chunk's whole width and 1 unless cut at tiles. */
   readonly partCols: number;
   readonly colParts: number;
@@ -108,13 +114,19 @@ export function siteRows(module: Module, sites: readonly AccessSite[], axis = 0,
 }
 
 /** Rows and columns per part of `chunk`: the storing tile's where cut at tiles, else row slices of about `partElements`. */
-function partCut(chunk: ChunkDecl, partElements: number, tile?: { rows: number; cols: number }): { partRows: number; partCols: number } {
+function partCut(chunk: ChunkDecl, partElements: number, tile?: { rows: StoreRows; cols: number }): { partRows: number; partCols: number; rowOrigin: number } {
   const [lo, hi] = rowsOf(chunk.region);
   const [c0, c1] = colsOf(chunk.region);
-  if (tile) return { partRows: Math.min(tile.rows, hi - lo), partCols: Math.min(tile.cols, c1 - c0) };
+  if (tile) {
+    const { offset, extent } = tile.rows;
+    // Tiles' rows start on a grid (every program id steps a multiple of the extent): cut on it.
+    const onGrid = offset.terms.every((t) => t.coeff % extent === 0);
+    const rowOrigin = onGrid ? lo - ((((lo - offset.constant) % extent) + extent) % extent) : lo;
+    return { partRows: onGrid ? extent : Math.min(extent, hi - lo), partCols: Math.min(tile.cols, c1 - c0), rowOrigin };
+  }
   const elements = chunk.region.hi.reduce((n, h, i) => n * (h - chunk.region.lo[i]!), 1);
   const count = Math.max(1, Math.min(hi - lo, Math.ceil(elements / partElements)));
-  return { partRows: Math.ceil((hi - lo) / count), partCols: c1 - c0 };
+  return { partRows: Math.ceil((hi - lo) / count), partCols: c1 - c0, rowOrigin: lo };
 }
 
 /**
@@ -175,7 +187,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
   const cuts = chunks.map((c, i) => {
     if (storeSites[i]!.length > 0 && !storeRows[i]) return whole(c);
     const cols = storeCols[i];
-    return partCut(c, partElements, cols ? { rows: storeRows[i]!.extent, cols: cols.extent } : undefined);
+    return partCut(c, partElements, cols ? { rows: storeRows[i]!, cols: cols.extent } : undefined);
   });
   const membersOf = (g: number) => chunks.map((_, j) => j).filter((j) => group[j] === g);
   const merged = chunks.map(() => false);
@@ -183,7 +195,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
     if (group[i]! < 0) return;
     const members = membersOf(group[i]!);
     const sameCut = (j: number) =>
-      rowsOf(chunks[j]!.region).join() === rowsOf(c.region).join() && colsOf(chunks[j]!.region).join() === colsOf(c.region).join() && cuts[j]!.partRows === cuts[i]!.partRows && cuts[j]!.partCols === cuts[i]!.partCols;
+      rowsOf(chunks[j]!.region).join() === rowsOf(c.region).join() && colsOf(chunks[j]!.region).join() === colsOf(c.region).join() && cuts[j]!.partRows === cuts[i]!.partRows && cuts[j]!.rowOrigin === cuts[i]!.rowOrigin && cuts[j]!.partCols === cuts[i]!.partCols;
     if (!members.every(sameCut)) members.forEach((j) => (cuts[j] = whole(chunks[j]!)));
     merged[i] = members.every((j) => boxKey(chunks[j]!.region) === boxKey(c.region));
   });
@@ -195,8 +207,8 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
   chunks.forEach((chunk, index) => {
     const [lo, hi] = rowsOf(chunk.region);
     const [c0, c1] = colsOf(chunk.region);
-    const { partRows, partCols } = cuts[index]!;
-    const rowParts = Math.ceil((hi - lo) / partRows);
+    const { partRows, partCols, rowOrigin } = cuts[index]!;
+    const rowParts = Math.ceil((hi - rowOrigin) / partRows);
     const colParts = Math.ceil((c1 - c0) / partCols);
     const count = rowParts * colParts;
     const g = group[index]!;
@@ -205,11 +217,11 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
       locks += count;
     }
     const cols = colParts > 1 ? storeCols[index] : undefined;
-    entries.push({ index, chunk, firstPart: partList.length, parts: count, partRows, partCols, colParts, ...(storeRows[index] ? { storeRows: storeRows[index] } : {}), ...(cols ? { storeCols: cols } : {}) });
+    entries.push({ index, chunk, firstPart: partList.length, parts: count, partRows, rowOrigin, partCols, colParts, ...(storeRows[index] ? { storeRows: storeRows[index] } : {}), ...(cols ? { storeCols: cols } : {}) });
     for (let p = 0; p < count; p++) {
       const [r, q] = [Math.floor(p / colParts), p % colParts];
-      const lower = [lo + r * partRows, ...chunk.region.lo.slice(1)];
-      const upper = [Math.min(lo + (r + 1) * partRows, hi), ...chunk.region.hi.slice(1)];
+      const lower = [Math.max(lo, rowOrigin + r * partRows), ...chunk.region.lo.slice(1)];
+      const upper = [Math.min(rowOrigin + (r + 1) * partRows, hi), ...chunk.region.hi.slice(1)];
       if (colParts > 1) {
         lower[1] = c0 + q * partCols;
         upper[1] = Math.min(c0 + (q + 1) * partCols, c1);
@@ -280,15 +292,16 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
 export function partsStoredBy(e: ChunkEntry, tile: readonly number[], pidAxis: ReadonlyMap<number, number>): number[] {
   if (!e.storeRows) return [0]; // several store sites: the chunk is one part, every arriving tile counts
   const env = new Map([...pidAxis].map(([id, axis]) => [id, tile[axis] ?? 0]));
-  const span = (access: StoreRows | undefined, [lo, hi]: [number, number], size: number): number[] => {
+  // Parts along an axis of [lo, hi) cut every `size` from `origin`.
+  const span = (access: StoreRows | undefined, [lo, hi]: [number, number], size: number, origin: number): number[] => {
     const start = access ? evalAffine(access.offset, env) : lo;
     const [a, b] = [Math.max(start, lo), Math.min(start + (access ? access.extent : hi - lo), hi)];
     if (a >= b) return [];
-    const first = Math.floor((a - lo) / size);
-    return Array.from({ length: Math.floor((b - 1 - lo) / size) - first + 1 }, (_, i) => first + i);
+    const first = Math.floor((a - origin) / size);
+    return Array.from({ length: Math.floor((b - 1 - origin) / size) - first + 1 }, (_, i) => first + i);
   };
-  const rows = span(e.storeRows, rowsOf(e.chunk.region), e.partRows);
-  const cols = e.colParts > 1 ? span(e.storeCols, colsOf(e.chunk.region), e.partCols) : [0];
+  const rows = span(e.storeRows, rowsOf(e.chunk.region), e.partRows, e.rowOrigin);
+  const cols = e.colParts > 1 ? span(e.storeCols, colsOf(e.chunk.region), e.partCols, colsOf(e.chunk.region)[0]) : [0];
   return rows.flatMap((r) => cols.map((q) => r * e.colParts + q));
 }
 

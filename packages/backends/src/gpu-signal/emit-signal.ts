@@ -266,9 +266,10 @@ export function emitTokenWorkgroups(w: WgslWriter): void {
   });
 }
 
-/** The loop over the row parts `p` of `e` that rows [r0, r1) meet (`lo`: the chunk's first row); `also` ANDs into its test. */
-function rowPartLoop(e: ChunkEntry, lo: number, also = ''): string {
-  return `for (var p = (r0 - ${lo}) / ${e.partRows}; ${also}r0 < r1 && p <= (r1 - 1 - ${lo}) / ${e.partRows}; p++)`;
+/** The loop over the row parts `p` of `e` that rows [r0, r1) meet; `also` ANDs into its test. */
+function rowPartLoop(e: ChunkEntry, also = ''): string {
+  const o = e.rowOrigin;
+  return `for (var p = (r0 - ${o}) / ${e.partRows}; ${also}r0 < r1 && p <= (r1 - 1 - ${o}) / ${e.partRows}; p++)`;
 }
 
 /** What one wait needs: its chunk, where it applies, and the rows the tile reads of the chunk's tensor. */
@@ -291,7 +292,7 @@ function emitWaitParts(w: WgslWriter, ctx: SignalContext, site: WaitSite): void 
   const start = site.rows && affineToWgsl(site.rows.offset, ctx.name);
   w.line(`let r0 = ${start ? `max(${start}, ${lo})` : lo};`);
   w.line(`let r1 = ${start ? `min(${start} + ${site.rows!.extent}, ${hi})` : hi};`);
-  const part = (row: string) => `${e.firstPart}u + u32((${row} - ${lo}) / ${e.partRows}) * ${e.colParts}u`;
+  const part = (row: string) => `${e.firstPart}u + u32((${row} - ${e.rowOrigin}) / ${e.partRows}) * ${e.colParts}u`;
   w.line(`if (r0 < r1) { wait_first = ${part('r0')}; wait_end = ${part('r1 - 1')} + ${e.colParts}u; }`);
 }
 
@@ -329,7 +330,7 @@ export function emitWait(w: WgslWriter, ctx: SignalContext, site: WaitSite): voi
       }
       // With column parts, every part across the rows read (a superset of the columns read).
       const part = e.colParts > 1 ? `u32(p) * ${e.colParts}u + q` : 'u32(p)';
-      w.line(`${rowPartLoop(e, lo, e.colParts > 1 ? 'ok == 1u && ' : '')} {`);
+      w.line(`${rowPartLoop(e, e.colParts > 1 ? 'ok == 1u && ' : '')} {`);
       if (e.colParts > 1) w.line(`  for (var q = 0u; q < ${e.colParts}u; q++) {`);
       w.line(`  if (spin_flag(${e.firstPart}u + ${part}, ${site.chunk}u, rank) == 0u) { ok = 0u; break; }`);
       if (e.colParts > 1) w.line('  }');
@@ -419,14 +420,14 @@ export function emitArrive(w: WgslWriter, ctx: SignalContext, c: number, guard: 
       w.line(`let r0 = max(${start}, ${lo});`);
       w.line(`let r1 = min(${start} + ${e.storeRows!.extent}, ${hi});`);
       if (!cols) {
-        w.line(`${rowPartLoop(e, lo)} { count_requirement(${e.firstPart}u + u32(p)); }`);
+        w.line(`${rowPartLoop(e)} { count_requirement(${e.firstPart}u + u32(p)); }`);
         return;
       }
       const [c0, c1] = [chunk.region.lo[1]!, chunk.region.hi[1]!];
       const colStart = affineToWgsl(cols.offset, ctx.name);
       w.line(`let k0 = max(${colStart}, ${c0});`);
       w.line(`let k1 = min(${colStart} + ${cols.extent}, ${c1});`);
-      w.block(rowPartLoop(e, lo), () => {
+      w.block(rowPartLoop(e), () => {
         w.line(`for (var q = (k0 - ${c0}) / ${e.partCols}; k0 < k1 && q <= (k1 - 1 - ${c0}) / ${e.partCols}; q++) { count_requirement(${e.firstPart}u + u32(p * ${e.colParts} + q)); }`);
       });
     });
