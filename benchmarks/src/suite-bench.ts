@@ -8,11 +8,11 @@
  * shapes would take minutes), before its warm-up and timed runs.
  *
  *   node dist/suite.mjs [--quick | --size S] [--out DIR] [--only ag-gemm,gemm-rs] [--dtype f16] [--target simt|subgroup-matrix|auto]
- *                       [--ranks 2,4,8] [--reduction ring|one-shot] [--order chunk-arrival|row-major|grouped] [--no-sweeps]
+ *                       [--ranks 2,4,8] [--reduction ring|one-shot] [--gather ring|one-shot] [--order chunk-arrival|row-major|grouped] [--no-sweeps]
  *                       [--devices 1,2 | --one-device] [--two-device-ranks 2,4] [--runs N] [--no-trace] [--tune-phasing] [copier flags]
  *
  * --ranks sets the rank counts of every workload on one device (default 2, 4, 8 for the GEMMs, 4 for
- * the others); --reduction the plan of gemm-rs and gemv-ar (default: the workloads' own); --order the
+ * the others); --reduction the plan of gemm-rs and gemv-ar, --gather that of ag-gemm and ring-attn (default: the workloads' own); --order the
  * tile order of the suite's rows (default chunk-arrival; the ablation runs row-major and grouped too);
  * --devices which rows run: 1 (ranks sharing one device, = --one-device), 2 (ranks on two devices:
  * the GEMMs' 2 ranks, the others' 4), or both (the default); --two-device-ranks the GEMMs' rank
@@ -49,6 +49,7 @@ import {
   type TuneOptions,
   type RunOptions,
   type RunOrder,
+  type GatherPlan,
   type ReductionPlan,
   type RunTarget,
   type WorkloadName,
@@ -93,7 +94,7 @@ function hostCopyNote(reports: readonly BenchReport[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' }, 'two-device-ranks': { type: 'string' }, 'tune-phasing': { type: 'boolean' }, ...COPIER_FLAGS } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, size: { type: 'string' }, dtype: { type: 'string' }, target: { type: 'string' }, 'no-sweeps': { type: 'boolean' }, 'one-device': { type: 'boolean' }, devices: { type: 'string' }, runs: { type: 'string' }, ranks: { type: 'string' }, reduction: { type: 'string' }, gather: { type: 'string' }, order: { type: 'string' }, 'no-trace': { type: 'boolean' }, 'two-device-ranks': { type: 'string' }, 'tune-phasing': { type: 'boolean' }, ...COPIER_FLAGS } });
   const out = values.out ?? process.env.OUT ?? '.';
   const quick = values.quick ?? false;
   const size = values.size ? Number(values.size) : quick ? 1024 : 4096;
@@ -102,6 +103,7 @@ async function main(): Promise<void> {
   const names = values.only ? (values.only.split(',') as WorkloadName[]) : WORKLOAD_NAMES;
   const rankCounts = values.ranks?.split(',').map(Number);
   const reduction = values.reduction === undefined ? {} : { reduction: values.reduction as ReductionPlan };
+  const gather = values.gather === undefined ? {} : { gather: values.gather as GatherPlan };
   const suiteOrder = (values.order ?? 'chunk-arrival') as RunOrder;
   // The host copier's options for the two-device rows, to compare copiers in one call.
   const peerCopy = copierOptions(values);
@@ -141,6 +143,7 @@ async function main(): Promise<void> {
         backend: 'auto' as const,
         target,
         ...reduction,
+        ...gather,
         peerCopy,
       };
       try {

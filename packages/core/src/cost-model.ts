@@ -101,14 +101,19 @@ export function workloadGeometry(kernel: Module, plan: ChunkPlan, rankDevice: re
 
 /**
  * Bytes each device sends to the others and gets from them under `plan`, ranks placed by `rankDevice`
- * (chunks between ranks of one device stay): what its one queue reads back and uploads.
+ * (chunks between ranks of one device stay): what its one queue reads back and uploads. A source
+ * region sent to several ranks of one device crosses once (the transfer's byte runs merge: a one-shot
+ * all-gather's shard for two ranks there).
  */
 export function crossDeviceBytes(kernel: Module, plan: ChunkPlan, rankDevice: readonly number[]): { readonly sent: number; readonly received: number }[] {
   const dtypeOf = new Map(kernel.tensors.map((t) => [t.name, t.dtype]));
   const out = Array.from({ length: Math.max(...rankDevice) + 1 }, () => ({ sent: 0, received: 0 }));
+  const crossed = new Set<string>();
   for (const c of plan.chunks) {
     const [from, to] = [rankDevice[c.src] ?? 0, rankDevice[c.dst] ?? 0];
-    if (from === to) continue;
+    const key = `${c.tensor} ${c.src} ${c.region.lo.join()}/${c.region.hi.join()} -> ${to}`;
+    if (from === to || crossed.has(key)) continue;
+    crossed.add(key);
     const bytes = volume(c.region) * elementBytes(dtypeOf.get(c.tensor) ?? 'f32');
     out[from]!.sent += bytes;
     out[to]!.received += bytes;

@@ -40,17 +40,18 @@ export interface ModelledConfig {
 }
 
 /** The kernel and chunk plan a run of `run` builds (no device). */
-export function buildRunWorkload(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction'>): { kernel: Module; plan: ChunkPlan } {
+export function buildRunWorkload(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction' | 'gather'>): { kernel: Module; plan: ChunkPlan } {
   return getWorkload(run.workload).build({
     ranks: run.ranks,
     shape: run.shape,
     dtype: run.dtype,
     ...(run.chunksPerRank ? { chunksPerRank: run.chunksPerRank } : {}),
     ...(run.reduction ? { reduction: run.reduction } : {}),
+    ...(run.gather ? { gather: run.gather } : {}),
   });
 }
 
-function geometryOf(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction' | 'devices' | 'ranksPerDevice'>): WorkloadGeometry {
+function geometryOf(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction' | 'gather' | 'devices' | 'ranksPerDevice'>): WorkloadGeometry {
   const { kernel, plan } = buildRunWorkload(run);
   return workloadGeometry(kernel, plan, placeRanks(run.ranks, run.devices ?? 1, run.ranksPerDevice));
 }
@@ -65,7 +66,7 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
     if (!report.overlap?.commMeasured) return;
     const run = runs[i]!;
     const { m, n, k } = run.shape;
-    const key = `${run.workload} ${m}x${n}x${k} ${run.dtype} R${run.ranks} D${report.devices}${run.reduction ? ` ${run.reduction}` : ''}`;
+    const key = `${run.workload} ${m}x${n}x${k} ${run.dtype} R${run.ranks} D${report.devices}${run.reduction ? ` ${run.reduction}` : ''}${run.gather ? ` ${run.gather} gather` : ''}`;
     groups.set(key, [...(groups.get(key) ?? []), { report, run, geometry: geometryOf(run) }]);
   });
   const fitted = [...groups].map(([key, members]) => {

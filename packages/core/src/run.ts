@@ -244,6 +244,7 @@ function workloadOptions(o: RunWorkloadOptions): WorkloadOptions {
     ...(o.chunksPerRank === undefined ? {} : { chunksPerRank: o.chunksPerRank }),
     ...(o.block === undefined ? {} : { block: o.block }),
     ...(o.reduction === undefined ? {} : { reduction: o.reduction }),
+    ...(o.gather === undefined ? {} : { gather: o.gather }),
     ...(o.pooling === undefined ? {} : { pooling: o.pooling }),
   };
 }

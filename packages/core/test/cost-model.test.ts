@@ -37,6 +37,13 @@ describe('cost model', () => {
       { sent: 3 * shard, received: 3 * shard },
     ]);
     expect(crossDeviceBytes(ag.kernel, ag.plan, placeRanks(4, 1))).toEqual([{ sent: 0, received: 0 }]);
+    // One-shot: each rank's shard goes to both ranks of the other device, and crosses once: 2 each way.
+    const oneShot = getWorkload('ag-gemm').build({ ...o, gather: 'one-shot' });
+    expect(oneShot.plan.chunks.filter((c) => placeRanks(4, 2)[c.src] !== placeRanks(4, 2)[c.dst])).toHaveLength(8);
+    expect(crossDeviceBytes(oneShot.kernel, oneShot.plan, placeRanks(4, 2))).toEqual([
+      { sent: 2 * shard, received: 2 * shard },
+      { sent: 2 * shard, received: 2 * shard },
+    ]);
   });
 
   it('pipelines steps before the tiles: communication hidden when compute is longer', () => {

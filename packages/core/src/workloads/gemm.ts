@@ -4,7 +4,7 @@
  * exact CPU reference.
  */
 import { gemmKernel, ownedBox, sharded, shardRange, type Box, type ChunkPlan, type Module } from '@syncopate/ir';
-import { oneShotReduceScatter, ringAllGather, ringReduceScatter } from '@syncopate/passes';
+import { oneShotAllGather, oneShotReduceScatter, ringAllGather, ringReduceScatter } from '@syncopate/passes';
 import { checkMatrixOptions, checkRank, UsageError } from './errors.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
@@ -24,6 +24,13 @@ export const BLOCK_MN_F16 = [...BLOCK_MN, 256] as const;
  * reduce-scatter section).
  */
 export const DEFAULT_REDUCTION: ReductionPlan = 'ring';
+
+/** The all-gather template `o.gather` names (ring unless told; see `WorkloadOptions.gather`). */
+export function gatherTemplate(o: WorkloadOptions): typeof ringAllGather {
+  const gather = o.gather ?? 'ring';
+  if (gather !== 'ring' && gather !== 'one-shot') throw new UsageError(`gather must be 'ring' or 'one-shot', got ${String(gather)}`);
+  return gather === 'ring' ? ringAllGather : oneShotAllGather;
+}
 
 /** The smallest power of two >= x (1 for x <= 1). */
 function ceilPow2(x: number): number {
@@ -138,7 +145,7 @@ export const agGemm: Workload = {
   build(o): { kernel: Module; plan: ChunkPlan } {
     const kernel = kernelFor('ag-gemm', 'ag', o);
     const { m, k } = o.shape;
-    const plan = ringAllGather({ ranks: o.ranks, tensor: { name: 'A', shape: [m, k] }, axis: 0, chunksPerRank: o.chunksPerRank ?? 1 });
+    const plan = gatherTemplate(o)({ ranks: o.ranks, tensor: { name: 'A', shape: [m, k] }, axis: 0, chunksPerRank: o.chunksPerRank ?? 1 });
     return { kernel, plan };
   },
   inputs(o, seed) {

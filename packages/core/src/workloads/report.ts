@@ -1,6 +1,6 @@
 /** What running a workload takes and what it reports: shared by `runWorkload` (run.ts) and the CLI. */
 import type { Summary } from '../stats.js';
-import type { BlockShape, ReductionPlan, WorkloadDType, WorkloadName, WorkloadShape } from './types.js';
+import type { BlockShape, GatherPlan, ReductionPlan, WorkloadDType, WorkloadName, WorkloadShape } from './types.js';
 
 export type RunOrder = 'row-major' | 'column-major' | 'grouped' | 'chunk-arrival';
 export const RUN_ORDERS: readonly RunOrder[] = ['row-major', 'column-major', 'grouped', 'chunk-arrival'];
@@ -18,6 +18,8 @@ export interface RunOptions {
   readonly chunksPerRank?: number;
   /** gemm-rs, gemv-ar: ring or one-shot reduction (see `WorkloadOptions.reduction`). */
   readonly reduction?: ReductionPlan;
+  /** ag-gemm, ring-attn: ring or one-shot gather (see `WorkloadOptions.gather`). */
+  readonly gather?: GatherPlan;
   readonly block?: BlockShape;
   /** `embed-a2a`'s pooling factor L (see `WorkloadOptions.pooling`). */
   readonly pooling?: number;

@@ -18,7 +18,7 @@
  * block's wait by the iterations that read it, so a tile waits for a block only just before it.
  */
 import { add, buildModule, mul, ownedBox, replicated, sharded, type AffineExpr, type Box, type ChunkPlan, type Module, type TileValue } from '@syncopate/ir';
-import { ringAllGather } from '@syncopate/passes';
+import { gatherTemplate } from './gemm.js';
 import { checkRank, positiveInteger, UsageError } from './errors.js';
 import { fillRegion, tensorOf } from './tensor.js';
 import { mulberry32, streamSeed } from './random.js';
@@ -219,7 +219,7 @@ export const ringAttn: Workload = {
   build(o): { kernel: Module; plan: ChunkPlan } {
     const s = ringAttentionShape(o);
     const plan = (name: string) =>
-      ringAllGather({ ranks: o.ranks, tensor: { name, shape: [s.seq, s.headDim] }, axis: 0, chunksPerRank: o.chunksPerRank ?? 1 });
+      gatherTemplate(o)({ ranks: o.ranks, tensor: { name, shape: [s.seq, s.headDim] }, axis: 0, chunksPerRank: o.chunksPerRank ?? 1 });
     const k = plan('K');
     const v = plan('V');
     return { kernel: ringAttentionKernel(s), plan: { name: `${k.name} + ${v.name}`, ranks: o.ranks, chunks: [...k.chunks, ...v.chunks] } };

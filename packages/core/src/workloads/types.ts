@@ -4,6 +4,8 @@ import type { Box, ChunkPlan, Module } from '@syncopate/ir';
 export type WorkloadName = 'ag-gemm' | 'gemm-rs' | 'gemv-ar' | 'a2a-gemm' | 'embed-a2a' | 'ring-attn';
 export type WorkloadDType = 'f32' | 'f16';
 export type ReductionPlan = 'ring' | 'one-shot';
+/** How ag-gemm and ring-attn gather their sharded input (`WorkloadOptions.gather`). */
+export type GatherPlan = 'ring' | 'one-shot';
 /** Rows (axis 0) of an output that a sampled check compares. */
 export type RowSample = (row: number) => boolean;
 
@@ -34,6 +36,14 @@ export interface WorkloadOptions {
    * chunk-table.ts). Chosen by measurement: benchmarks/README.md, reduce-scatter section.
    */
   readonly reduction?: ReductionPlan;
+  /**
+   * ag-gemm, ring-attn: how the sharded input (A; K and V) is gathered (default `ring`). `ring`: R − 1
+   * steps, each rank forwarding the shard it received the step before, so a shard reaches the farthest
+   * rank after R − 1 hops one after another. `one-shot`: every rank sends its shard straight to every
+   * other at step 0: nothing waits for a hop before it, and ranks on one device take a shard once
+   * per device (the transfers' byte runs merge).
+   */
+  readonly gather?: GatherPlan;
   /** Tile sizes (default: `defaultBlock(shape)`, 64x64x32 shrunk for small shapes; the GEMM workloads: `simtGemmBlock(shape, dtype)`). */
   readonly block?: BlockShape;
   /** `embed-a2a`: embedding rows summed per sample (the pooling factor L; default 8). */
