@@ -14,6 +14,7 @@ nvidia-smi -L >>"$log" 2>&1
 suite() { local limit=$1 into=$2; shift 2; rm -rf /tmp/s; step "$limit" node $app/suite.mjs --quick --size 4096 --no-sweeps --no-trace --one-device --out /tmp/s "$@"; cat /tmp/s/suite.jsonl >>"$OUT/$into" 2>/dev/null; }
 for gather in ring one-shot; do
   suite 120 suite-$gather.jsonl --gather $gather --dtype f16 --only ag-gemm --ranks 4,8
-  suite 120 suite-$gather.jsonl --gather $gather --dtype f32 --only ag-gemm,ring-attn --ranks 4,8
+  suite 120 suite-$gather.jsonl --gather $gather --dtype f32 --only ag-gemm --ranks 4,8
+  suite 60 suite-$gather.jsonl --gather $gather --dtype f32 --only ring-attn --ranks 4
 done
 true
