@@ -31,6 +31,23 @@ describe('syncopate bench: the command line', () => {
     expect('verifyRows' in configurations(parseCommandLine(['bench', 'gemm-rs']) as Parameters<typeof configurations>[0])[0]!).toBe(false);
   });
 
+  it('--gather and --reduction reach the workloads that take them: named, refused elsewhere; with all, the others keep their plans', () => {
+    const run = parseCommandLine(['run', 'ring-attn', '--gather', 'one-shot']);
+    if (run.kind !== 'run') throw new Error(run.kind);
+    expect(run.options.gather).toBe('one-shot');
+    const compile = parseCommandLine(['compile', 'gemv-ar', '--reduction', 'ring']);
+    if (compile.kind !== 'compile' || compile.source.kind !== 'workload') throw new Error(compile.kind);
+    expect(compile.source.options.reduction).toBe('ring');
+    const all = parseCommandLine(['bench', 'all', '--gather', 'one-shot', '--reduction', 'one-shot']);
+    if (all.kind !== 'bench') throw new Error(all.kind);
+    const plans = Object.fromEntries(configurations(all).map((r) => [r.workload, `${r.gather ?? '-'}/${r.reduction ?? '-'}`]));
+    expect(plans).toEqual({ 'ag-gemm': 'one-shot/-', 'gemm-rs': '-/one-shot', 'gemv-ar': '-/one-shot', 'a2a-gemm': '-/-', 'embed-a2a': '-/-', 'ring-attn': 'one-shot/-' });
+    expect(() => parseCommandLine(['bench', 'gemm-rs', '--gather', 'one-shot'])).toThrow('--gather applies to ag-gemm and ring-attn, not gemm-rs');
+    expect(() => parseCommandLine(['run', 'ag-gemm', '--reduction', 'ring'])).toThrow('--reduction applies to gemm-rs and gemv-ar, not ag-gemm');
+    expect(() => parseCommandLine(['run', 'ag-gemm', '--gather', 'tree'])).toThrow("--gather must be one of ring, one-shot, got 'tree'");
+    expect(() => parseCommandLine(['compile', '--ir', 'k.ir', '--gather', 'ring'])).toThrow('--gather does not apply with --ir');
+  });
+
   it.each([
     [['bench', 'ag-gemm', '--verify-rows', '0'], /--verify-rows must be a positive integer/],
     [['bench'], /bench needs a workload or all/],

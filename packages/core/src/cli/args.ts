@@ -13,6 +13,8 @@ import {
   RUN_ORDERS,
   RUN_TARGETS,
   UsageError,
+  type GatherPlan,
+  type ReductionPlan,
   type RunBackend,
   type RunOptions,
   type RunOrder,
@@ -72,6 +74,8 @@ const OPTIONS = {
   k: { type: 'string' },
   dtype: { type: 'string' },
   'chunks-per-rank': { type: 'string' },
+  gather: { type: 'string' },
+  reduction: { type: 'string' },
   order: { type: 'string' },
   emit: { type: 'string' },
   time: { type: 'boolean' },
@@ -97,7 +101,7 @@ const OPTIONS = {
 export type OptionName = keyof typeof OPTIONS;
 export type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
-const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'order'];
+const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'gather', 'reduction', 'order'];
 const ALLOWED: Record<'compile' | 'run' | 'bench' | 'tune', readonly OptionName[]> = {
   compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan', 'dump-wgsl', 'target'],
   run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl', 'target', 'no-robustness', 'verify-rows'],
@@ -106,7 +110,7 @@ const ALLOWED: Record<'compile' | 'run' | 'bench' | 'tune', readonly OptionName[
 };
 const COMMANDS = ['compile', 'run', 'bench', 'tune', 'help'] as const;
 /** What the IR file itself says (ranks, shapes, dtypes, how A's shards move), so they do not go with `--ir`. */
-const WORKLOAD_ONLY: readonly OptionName[] = ['ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank'];
+const WORKLOAD_ONLY: readonly OptionName[] = ['ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'gather', 'reduction'];
 
 /** parseArgs's messages are long and end in advice about `--`; say the same in one short line. */
 function parseError(e: unknown): UsageError | undefined {
@@ -151,6 +155,26 @@ function dumpIrAfter(text: string | undefined): 'all' | readonly string[] | unde
   return names;
 }
 
+/** The workloads whose plan each option picks (WorkloadOptions.gather, .reduction). */
+const PLAN_FLAGS = { gather: ['ag-gemm', 'ring-attn'], reduction: ['gemm-rs', 'gemv-ar'] } as const;
+const PLANS = ['ring', 'one-shot'] as const;
+
+/**
+ * `--gather` and `--reduction` as `workload` takes them. Either given for a workload without that
+ * collective is refused, unless `others` is 'skip' (`bench all`: the other workloads keep their plan).
+ */
+export function planOptions(workload: Workload, v: Values, others: 'refuse' | 'skip' = 'refuse'): { gather?: GatherPlan; reduction?: ReductionPlan } {
+  const out: { gather?: GatherPlan; reduction?: ReductionPlan } = {};
+  for (const flag of ['gather', 'reduction'] as const) {
+    if (v[flag] === undefined) continue;
+    const plan = oneOf(flag, v[flag], PLANS, 'ring');
+    const takers: readonly string[] = PLAN_FLAGS[flag];
+    if (takers.includes(workload.name)) out[flag] = plan;
+    else if (others === 'refuse') throw new UsageError(`--${flag} applies to ${takers.join(' and ')}, not ${workload.name}`);
+  }
+  return out;
+}
+
 function workloadOptions(workload: Workload, v: Values): WorkloadOptions {
   const shape = {
     m: integer('m', v.m, 1) ?? workload.defaults.m,
@@ -163,6 +187,7 @@ function workloadOptions(workload: Workload, v: Values): WorkloadOptions {
     shape,
     dtype: oneOf('dtype', v.dtype, DTYPES, 'f32'),
     ...(chunksPerRank === undefined ? {} : { chunksPerRank }),
+    ...planOptions(workload, v),
   };
 }
 

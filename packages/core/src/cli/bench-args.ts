@@ -6,7 +6,7 @@
  */
 import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS } from '../autotune.js';
 import { getWorkload, RUN_ORDERS, UsageError, WORKLOAD_NAMES, type RunOptions, type RunOrder, type Workload, type WorkloadDType, type WorkloadShape } from '../workloads/index.js';
-import { DEFAULT_SEED, DTYPES, fileName, integer, oneOf, optional, type Values } from './args.js';
+import { DEFAULT_SEED, DTYPES, fileName, integer, oneOf, optional, planOptions, type Values } from './args.js';
 
 export const DEFAULT_BENCH_RUNS = 20;
 export const DEFAULT_BENCH_WARMUP = 5;
@@ -22,6 +22,8 @@ export interface SweepOptions {
   readonly dtype: WorkloadDType;
   readonly orders: readonly RunOrder[];
   readonly chunksPerRank: readonly number[];
+  /** Per workload, the `--gather` and `--reduction` it takes (planOptions). */
+  readonly plans: ReadonlyMap<string, ReturnType<typeof planOptions>>;
   readonly devices: number | undefined;
   readonly ranksPerDevice: number | undefined;
   readonly seed: number;
@@ -76,6 +78,7 @@ function sweepOptions(command: string, name: string | undefined, v: Values, defa
     dtype: oneOf('dtype', v.dtype, DTYPES, 'f32'),
     orders: list('order', v.order)?.map((o) => oneOf<RunOrder>('order', o, RUN_ORDERS, 'chunk-arrival')) ?? defaults.orders,
     chunksPerRank: list('chunks-per-rank', v['chunks-per-rank'])?.map((c) => integer('chunks-per-rank', c, 1)!) ?? defaults.chunks,
+    plans: new Map(workloads.map((w) => [w.name, planOptions(w, v, name === 'all' ? 'skip' : 'refuse')])),
     devices,
     ranksPerDevice: integer('ranks-per-device', v['ranks-per-device'], 1),
     seed: integer('seed', v.seed, 0, 0xffffffff) ?? DEFAULT_SEED,
@@ -119,6 +122,7 @@ export function configurations(cmd: SweepOptions): RunOptions[] {
     order: cmd.orders[0] ?? 'chunk-arrival',
     backend: 'auto' as const,
     seed: cmd.seed,
+    ...cmd.plans.get(w.name),
     ...(cmd.devices === undefined ? {} : { devices: cmd.devices }),
     ...(cmd.ranksPerDevice === undefined ? {} : { ranksPerDevice: cmd.ranksPerDevice }),
     ...(cmd.robustness === false && { robustness: false }),

@@ -33,6 +33,10 @@ options of compile and run:
   --m M --n N --k K         the GEMM's shape: C[M,N] = A[M,K] · B[K,N]
   --dtype f32|f16           element type of A and B (default f32; C is f32)
   --chunks-per-rank C       each rank's shard moves as C chunks (default 1)
+  --gather ring|one-shot    ag-gemm, ring-attn: how the sharded input is gathered (default ring;
+                            one-shot: every shard from its owner at once, no hop after another)
+  --reduction ring|one-shot gemm-rs, gemv-ar: how partial sums are reduced (default ring for
+                            gemm-rs, one-shot for gemv-ar)
   --order ORDER             tile order: ${RUN_ORDERS.join(', ')} (default chunk-arrival)
 
 compile:
