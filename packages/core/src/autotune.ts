@@ -66,11 +66,13 @@ export interface TuneProgress {
 export const DEFAULT_TUNE_ORDERS: readonly RunOrder[] = ['row-major', 'grouped', 'chunk-arrival'];
 export const DEFAULT_TUNE_CHUNKS: readonly number[] = [1, 2, 4];
 
-type Configuration = Pick<RunWorkloadOptions, 'workload' | 'shape' | 'dtype' | 'ranks' | 'devices' | 'ranksPerDevice'>;
+type Configuration = Pick<RunWorkloadOptions, 'workload' | 'shape' | 'dtype' | 'ranks' | 'devices' | 'ranksPerDevice' | 'gather' | 'reduction'>;
 
 export function tuneKey(adapter: string, o: Configuration): string {
   const { m, n, k } = o.shape;
-  return `${adapter} | ${o.workload} ${m}x${n}x${k} ${o.dtype} ranks=${o.ranks} devices=${o.devices ?? 1} per-device=${o.ranksPerDevice ?? 'auto'}`;
+  // A plan named (not the workload's default) keys apart; keys without one stay as they were.
+  const plans = `${o.gather ? ` gather=${o.gather}` : ''}${o.reduction ? ` reduction=${o.reduction}` : ''}`;
+  return `${adapter} | ${o.workload} ${m}x${n}x${k} ${o.dtype} ranks=${o.ranks} devices=${o.devices ?? 1} per-device=${o.ranksPerDevice ?? 'auto'}${plans}`;
 }
 
 export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksPerRank' | 'backend' | 'block'> {

@@ -36,8 +36,11 @@ describe('the tune cache', () => {
       tuneKey('gpu A', { ...base, devices: 2 }),
       tuneKey('gpu A', { ...base, dtype: 'f16' }),
       tuneKey('gpu A', { ...base, shape: { ...shape, k: 64 } }),
+      tuneKey('gpu A', { ...base, gather: 'one-shot' }),
+      tuneKey('gpu A', { ...base, workload: 'gemm-rs', reduction: 'one-shot' }),
+      tuneKey('gpu A', { ...base, workload: 'gemm-rs' }),
     ]);
-    expect(keys.size).toBe(6);
+    expect(keys.size).toBe(9);
   });
 
   it('keeps entries across opens and treats a corrupt file as empty', () => {
