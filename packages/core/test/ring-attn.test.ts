@@ -91,6 +91,11 @@ describe('the kernel and its options', () => {
     // Waits outside loops (a GEMM tile's) keep a spin each and remember nothing.
     const ag = getWorkload('ag-gemm').build({ ranks: 2, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32' });
     expect(lowerToWgsl(compileOrThrow(ag.kernel, ag.plan)).wgsl).not.toContain('parts_seen');
+    // Past 1,024 parts (128 bytes an invocation) the loop polls every time, as before.
+    const many = lowerToWgsl(compileOrThrow(kernel, plan), { partElements: 16 });
+    expect(many.chunkParts.reduce((a, b) => a + b, 0)).toBeGreaterThan(1024);
+    expect(many.wgsl).not.toContain('parts_seen');
+    expect(many.wgsl).toContain('spin_flag(part, wait.x, rank)');
   });
 
   it('a single slice of D needs no inner loop', () => {
@@ -210,6 +215,12 @@ describe('ring-attn end to end, against the float64 reference', () => {
     expect(report.maxAbsError).toBeLessThanOrEqual(RING_ATTN_TOLERANCE);
     expect(report.verified).toBe(true);
     expect(report.devices).toBe(o.devices ?? 1);
+  }, 300_000);
+
+  it('with more parts than the waits remember (3,072 of 16 rows), polling every time', async () => {
+    const report = await runWorkload({ ...base, ranks: 4, shape: { m: 512, n: 16, k: 1 }, device, codegen: { partElements: 16, spinLimit: 1 << 20 }, timeoutMs: 280_000, timedRuns: 1 });
+    expect(report.maxAbsError).toBeLessThanOrEqual(RING_ATTN_TOLERANCE);
+    expect(report.verified).toBe(true);
   }, 300_000);
 
   it('the default shape (S 256, D 64, 4 ranks)', async () => {

@@ -377,6 +377,7 @@ export function emitWaitGroup(w: WgslWriter, ctx: SignalContext, sites: readonly
           w.line('default: {}');
         });
         w.line('wait_parts[i] = vec3u(wait_chunk, wait_first, wait_end);');
+        if (!remembersParts(ctx.table)) return;
         w.line('var seen = true;');
         w.line('for (var p = wait_first; seen && p < wait_end; p++) { seen = (parts_seen[p / 32u] & (1u << (p % 32u))) != 0u; }');
         w.line('if (seen) { wait_need &= ~(1u << i); }');
@@ -388,11 +389,19 @@ export function emitWaitGroup(w: WgslWriter, ctx: SignalContext, sites: readonly
             w.line('for (var part = wait.y; part < wait.z; part++) { if (spin_flag(part, wait.x, rank) == 0u) { ok = 0u; break; } }');
           });
         });
-        w.line('for (var bits = wait_need; bits != 0u; bits &= bits - 1u) { let wait = wait_parts[countTrailingZeros(bits)]; for (var p = wait.y; p < wait.z; p++) { parts_seen[p / 32u] |= 1u << (p % 32u); } }');
+        if (remembersParts(ctx.table)) {
+          w.line('for (var bits = wait_need; bits != 0u; bits &= bits - 1u) { let wait = wait_parts[countTrailingZeros(bits)]; for (var p = wait.y; p < wait.z; p++) { parts_seen[p / 32u] |= 1u << (p % 32u); } }');
+        }
       });
     });
   }
 }
+
+/** The most parts grouped waits remember (a bit each, in every invocation: 128 bytes); with more they poll every time. */
+export const PARTS_SEEN_MAX = 1024;
+
+/** Whether emitWaitGroup remembers published parts for this table (see PARTS_SEEN_MAX). */
+export const remembersParts = (table: ChunkTable): boolean => table.parts.length <= PARTS_SEEN_MAX;
 
 /** The words emitWaitGroup remembers published parts in: one bit a part, per invocation (all agree). */
 export function partsSeenDeclaration(parts: number): string {

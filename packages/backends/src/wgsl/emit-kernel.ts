@@ -29,7 +29,7 @@ import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
 import { chunkTable, siteRows, type ChunkTable, type PartShape, type StoreRows } from '../gpu-signal/chunk-table.js';
 import { alignChunks } from '@syncopate/passes';
 import { chunkDescriptors } from '../gpu-signal/descriptors.js';
-import { emitArrive, emitPublishCall, emitSignalFunctions, emitTokenWorkgroups, emitWait, emitWaitGroup, partsSeenDeclaration, type SignalContext, type WaitSite } from '../gpu-signal/emit-signal.js';
+import { emitArrive, emitPublishCall, emitSignalFunctions, emitTokenWorkgroups, emitWait, emitWaitGroup, partsSeenDeclaration, remembersParts, type SignalContext, type WaitSite } from '../gpu-signal/emit-signal.js';
 import { deviceView, singleDeviceView, type DeviceView } from '../placement/device-view.js';
 import { chunkRoutes, PhaseError, planPhases, type PhasePlan } from '../placement/phases.js';
 import { kernelTables, type KernelTables } from './tables.js';
@@ -271,7 +271,7 @@ class KernelEmitter {
       w.line('if (position >= tables[row + 4u + 2u * local_rank]) { return; }');
       w.line('let rank = tables[LOCAL_RANKS_AT + local_rank];');
       w.line('let slot = ((rank * TILES) + tables[row + 3u + 2u * local_rank] + position) * GRID_RANK;');
-      if (hasWaitGroup(this.module.kernel.body)) w.line(partsSeenDeclaration(this.table.parts.length));
+      if (remembersParts(this.table) && hasWaitGroup(this.module.kernel.body)) w.line(partsSeenDeclaration(this.table.parts.length));
       this.block(this.module.kernel.body);
     });
     return w.toString();
