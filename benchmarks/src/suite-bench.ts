@@ -82,9 +82,10 @@ interface Case {
  * row's own rounds.
  */
 function tunePhasing(row: Omit<TuneOptions, 'orders' | 'chunksPerRank' | 'blocks'> & { readonly order: RunOrder; readonly chunksPerRank: number; readonly block?: BlockShape; readonly backend: string }) {
-  // The row's backend is left out: the tuner gives each candidate its own (candidateBackend).
+  // The row's backend is left out: the tuner gives each candidate its own (candidateBackend). Its gather
+  // is named (the ring unless --gather): the row's variants all keep the row's plan, only the phasing is tuned.
   const { order, chunksPerRank, block, backend: _backend, ...rest } = row;
-  return tune({ ...rest, orders: [order], chunksPerRank: [chunksPerRank], blocks: [block], verifyRows: VERIFY_ROWS, warmupBusyMs: WARMUP_BUSY_MS });
+  return tune({ ...rest, gather: rest.gather ?? 'ring', orders: [order], chunksPerRank: [chunksPerRank], blocks: [block], verifyRows: VERIFY_ROWS, warmupBusyMs: WARMUP_BUSY_MS });
 }
 
 /** How the two-device rows' peer copies crossed the host, for the heading (none on one device). */

@@ -13,6 +13,10 @@
  * compute: the sequential variant, `candidateBackend`) in alternating rounds (phasingTrial): with one
  * queue a device, overlap can lose (two H200s: a2a-gemm's fused run 0.90–0.93x sequential,
  * benchmarks/README.md, 2026-11-26), and a tuned run should never keep an overlap that loses.
+ * Before that, a workload that gathers its input over more than two ranks, its gather not named, is
+ * timed gathered one-shot at the fastest candidate (ring attention over two H100s ran 1.5x faster so;
+ * on one H100 the f16 ag-gemm's fused kernel ran slower: benchmarks/README.md, 2026-11-26, session of
+ * 18:26), and the faster kept: the plan, so every variant of a tuned run gathers alike.
  *
  * A candidate that throws (a tile whose pipeline the adapter cannot create: 128x128x64 f16 needs more
  * workgroup memory than lavapipe's 32 KiB) is a failed trial with its message, not the end of the
@@ -21,7 +25,7 @@
 import { benchPhasings, candidateBackend } from './bench.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { sameBlock, tuneBlocks } from './tune-blocks.js';
-import { RUN_ORDERS, type BlockShape, type RunOrder } from './workloads/index.js';
+import { PLAN_WORKLOADS, RUN_ORDERS, type BlockShape, type GatherPlan, type RunOrder } from './workloads/index.js';
 
 export { blockLabel, tuneBlocks } from './tune-blocks.js';
 
@@ -32,6 +36,8 @@ export interface TuneCandidate {
   readonly block?: BlockShape;
   /** `sequential`: transfers between devices not beside compute (RunOptions.phasing); absent: overlap. */
   readonly phasing?: 'sequential';
+  /** `one-shot`: the input gathered so (WorkloadOptions.gather); absent: as the tune was asked. */
+  readonly gather?: GatherPlan;
 }
 
 export interface TuneTrial extends TuneCandidate {
@@ -93,10 +99,10 @@ export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksP
  * is the sequential variant's median in those rounds, `overlapRatio` the rounds' sequential / overlap.
  */
 async function phasingTrial(o: TuneOptions, overlap: TuneTrial): Promise<{ readonly trial: TuneTrial; readonly keepSequential: boolean }> {
-  const { order, chunksPerRank, block } = overlap;
-  const candidate = { order, chunksPerRank, ...(block && { block }), phasing: 'sequential' as const };
+  const { order, chunksPerRank, block, gather } = overlap;
+  const candidate = { order, chunksPerRank, ...(block && { block }), ...(gather && { gather }), phasing: 'sequential' as const };
   try {
-    const r = await benchPhasings({ ...o, order, chunksPerRank, block, runs: o.timedRuns ?? 10, warmup: o.warmupRuns ?? 3 });
+    const r = await benchPhasings({ ...o, order, chunksPerRank, block, ...(gather && { gather }), runs: o.timedRuns ?? 10, warmup: o.warmupRuns ?? 3 });
     const { verified } = r.sequential;
     const trial = { ...candidate, ms: verified ? r.sequential.ms.median : NaN, verified, overlapRatio: r.overlapRatio, overlapInterval: r.overlapInterval };
     return { trial, keepSequential: verified && r.overlap.verified && r.overlapRatio < 1 };
@@ -130,7 +136,9 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
   // every order × chunk count but the first, which the tiles were timed at
   const pairs = orders.flatMap((order) => chunks.map((chunksPerRank) => ({ order, chunksPerRank }))).slice(1);
   const acrossDevices = (o.devices ?? o.handles?.length ?? 1) > 1;
-  let trialsAfterTiles = pairs.length + (acrossDevices ? 1 : 0);
+  // Two ranks gather the same way either way.
+  const gatherTrial = PLAN_WORKLOADS.gather.includes(o.workload) && o.gather === undefined && o.ranks > 2;
+  let trialsAfterTiles = pairs.length + (gatherTrial ? 1 : 0) + (acrossDevices ? 1 : 0);
   let adapter = 'unknown adapter';
   const time = async (candidate: TuneCandidate): Promise<void> => {
     let trial: TuneTrial;
@@ -160,6 +168,12 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
     trialsAfterTiles--;
     await time({ ...pair, ...(tile && { block: tile }) });
   }
+  const ringBest = fastest(trials);
+  if (gatherTrial && ringBest) {
+    trialsAfterTiles--;
+    const { order, chunksPerRank, block } = ringBest;
+    await time({ order, chunksPerRank, ...(block && { block }), gather: 'one-shot' });
+  }
   const overlapBest = fastest(trials);
   let best = overlapBest;
   if (acrossDevices && overlapBest) {
@@ -177,6 +191,6 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
     const why = failed ? `; ${errors.length} could not run (first: ${failed.error})` : '';
     throw new Error(`tune: no candidate of ${o.workload} matched the CPU reference${why}`);
   }
-  const { order, chunksPerRank, block, phasing, ms } = best;
-  return { key: tuneKey(adapter, o), best: { order, chunksPerRank, ...(block && { block }), ...(phasing && { phasing }), ms }, trials, adapter, date: new Date().toISOString() };
+  const { order, chunksPerRank, block, phasing, gather, ms } = best;
+  return { key: tuneKey(adapter, o), best: { order, chunksPerRank, ...(block && { block }), ...(phasing && { phasing }), ...(gather && { gather }), ms }, trials, adapter, date: new Date().toISOString() };
 }

@@ -131,6 +131,25 @@ describe('tune searches the tile first, then the order and chunk count', () => {
     ]);
   }, 120_000);
 
+  it('times a gather over more than two ranks one-shot too, at the fastest candidate, and keeps the faster; not when the gather is named or two ranks', async () => {
+    const four = { ...base, ranks: 4, shape: { m: 64, n: 32, k: 32 }, device, orders: ['row-major', 'chunk-arrival'] as const, chunksPerRank: [1], blocks: [undefined] };
+    const { result, progress } = await tuneWithProgress({ ...four, orders: [...four.orders] });
+    expect(result.trials.map((t) => [t.order, t.gather])).toEqual([
+      ['row-major', undefined],
+      ['chunk-arrival', undefined],
+      [expect.any(String), 'one-shot'],
+    ]);
+    const [a, b, oneShot] = result.trials as [TuneTrial, TuneTrial, TuneTrial];
+    expect(result.trials.every((t) => t.verified)).toBe(true);
+    expect(oneShot.order).toBe(a.ms <= b.ms ? a.order : b.order);
+    expect(result.best.gather).toBe(oneShot.ms < Math.min(a.ms, b.ms) ? 'one-shot' : undefined);
+    expect(progress.map((p) => p.total)).toEqual([3, 3, 3]);
+    for (const o of [{ ...four, gather: 'ring' as const }, { ...four, ranks: 2 }]) {
+      const named = await tune({ ...o, orders: ['row-major'] });
+      expect(named.trials.map((t) => t.gather)).toEqual([undefined]);
+    }
+  }, 120_000);
+
   it('throws when no candidate ran, with the error of the configuration itself', async () => {
     await expect(tune({ ...base, device, orders: ['row-major'], chunksPerRank: [1], blocks: [rejected] })).rejects.toThrow(/block 48x64x32/);
   });
@@ -196,6 +215,12 @@ describe('tunedRun', () => {
     const key = tuneKey(adapterLabel(device), run);
     cacheHolding({ ...result(key, 'grouped', 1), best: { order: 'grouped', chunksPerRank: 1, phasing: 'sequential', ms: 1 } });
     expect(await tunedRun(run, [device], { warmup: 0 }, io)).toEqual({ ...run, order: 'grouped', chunksPerRank: 1, phasing: 'sequential' });
+  });
+
+  it('runs with the cached gather where tuning chose one-shot', async () => {
+    const ag = { ...run, workload: 'ag-gemm', ranks: 4 } as const;
+    cacheHolding({ ...result(tuneKey(adapterLabel(device), ag), 'grouped', 1), best: { order: 'grouped', chunksPerRank: 1, gather: 'one-shot', ms: 1 } });
+    expect(await tunedRun(ag, [device], { warmup: 0 }, io)).toEqual({ ...ag, order: 'grouped', chunksPerRank: 1, gather: 'one-shot' });
   });
 
   it('keeps the workload tile for an entry cached before tiles were tuned', async () => {

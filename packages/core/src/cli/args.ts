@@ -9,6 +9,7 @@ import { defaultPipeline } from '../pipeline.js';
 import { benchCommand, tuneCommand, type BenchCommand, type TuneCommand } from './bench-args.js';
 import {
   getWorkload,
+  PLAN_WORKLOADS,
   RUN_BACKENDS,
   RUN_ORDERS,
   RUN_TARGETS,
@@ -155,8 +156,6 @@ function dumpIrAfter(text: string | undefined): 'all' | readonly string[] | unde
   return names;
 }
 
-/** The workloads whose plan each option picks (WorkloadOptions.gather, .reduction). */
-const PLAN_FLAGS = { gather: ['ag-gemm', 'ring-attn'], reduction: ['gemm-rs', 'gemv-ar'] } as const;
 const PLANS = ['ring', 'one-shot'] as const;
 
 /**
@@ -168,7 +167,7 @@ export function planOptions(workload: Workload, v: Values, others: 'refuse' | 's
   for (const flag of ['gather', 'reduction'] as const) {
     if (v[flag] === undefined) continue;
     const plan = oneOf(flag, v[flag], PLANS, 'ring');
-    const takers: readonly string[] = PLAN_FLAGS[flag];
+    const takers = PLAN_WORKLOADS[flag];
     if (takers.includes(workload.name)) out[flag] = plan;
     else if (others === 'refuse') throw new UsageError(`--${flag} applies to ${takers.join(' and ')}, not ${workload.name}`);
   }

@@ -6,6 +6,8 @@ export type WorkloadDType = 'f32' | 'f16';
 export type ReductionPlan = 'ring' | 'one-shot';
 /** How ag-gemm and ring-attn gather their sharded input (`WorkloadOptions.gather`). */
 export type GatherPlan = 'ring' | 'one-shot';
+/** The workloads each plan option applies to (`WorkloadOptions.gather`, `.reduction`). */
+export const PLAN_WORKLOADS: { readonly gather: readonly WorkloadName[]; readonly reduction: readonly WorkloadName[] } = { gather: ['ag-gemm', 'ring-attn'], reduction: ['gemm-rs', 'gemv-ar'] };
 /** Rows (axis 0) of an output that a sampled check compares. */
 export type RowSample = (row: number) => boolean;
 
