@@ -8,6 +8,7 @@ import { MATMUL_TARGET_NAMES, type MatmulTargetName } from '@syncopate/backends'
 import { defaultPipeline } from '../pipeline.js';
 import { benchCommand, tuneCommand, type BenchCommand, type TuneCommand } from './bench-args.js';
 import {
+  COLLECTIVE_PLANS,
   getWorkload,
   PLAN_WORKLOADS,
   RUN_BACKENDS,
@@ -156,8 +157,6 @@ function dumpIrAfter(text: string | undefined): 'all' | readonly string[] | unde
   return names;
 }
 
-const PLANS = ['ring', 'one-shot'] as const;
-
 /**
  * `--gather` and `--reduction` as `workload` takes them. Either given for a workload without that
  * collective is refused, unless `others` is 'skip' (`bench all`: the other workloads keep their plan).
@@ -166,7 +165,7 @@ export function planOptions(workload: Workload, v: Values, others: 'refuse' | 's
   const out: { gather?: GatherPlan; reduction?: ReductionPlan } = {};
   for (const flag of ['gather', 'reduction'] as const) {
     if (v[flag] === undefined) continue;
-    const plan = oneOf(flag, v[flag], PLANS, 'ring');
+    const plan = oneOf(flag, v[flag], COLLECTIVE_PLANS, 'ring');
     const takers = PLAN_WORKLOADS[flag];
     if (takers.includes(workload.name)) out[flag] = plan;
     else if (others === 'refuse') throw new UsageError(`--${flag} applies to ${takers.join(' and ')}, not ${workload.name}`);

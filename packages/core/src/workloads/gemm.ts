@@ -4,7 +4,8 @@
  * exact CPU reference.
  */
 import { gemmKernel, ownedBox, sharded, shardRange, type Box, type ChunkPlan, type Module } from '@syncopate/ir';
-import { oneShotAllGather, oneShotReduceScatter, ringAllGather, ringReduceScatter } from '@syncopate/passes';
+import { oneShotReduceScatter, ringReduceScatter } from '@syncopate/passes';
+import { gatherTemplate } from './gather.js';
 import { checkMatrixOptions, checkRank, UsageError } from './errors.js';
 import { mulberry32, smallIntegers, streamSeed } from './random.js';
 import { fillRegion, gemmAccumulate, tensorOf } from './tensor.js';
@@ -24,13 +25,6 @@ export const BLOCK_MN_F16 = [...BLOCK_MN, 256] as const;
  * reduce-scatter section).
  */
 export const DEFAULT_REDUCTION: ReductionPlan = 'ring';
-
-/** The all-gather template `o.gather` names (ring unless told; see `WorkloadOptions.gather`). */
-export function gatherTemplate(o: WorkloadOptions): typeof ringAllGather {
-  const gather = o.gather ?? 'ring';
-  if (gather !== 'ring' && gather !== 'one-shot') throw new UsageError(`gather must be 'ring' or 'one-shot', got ${String(gather)}`);
-  return gather === 'ring' ? ringAllGather : oneShotAllGather;
-}
 
 /** The smallest power of two >= x (1 for x <= 1). */
 function ceilPow2(x: number): number {

@@ -18,7 +18,7 @@
  * block's wait by the iterations that read it, so a tile waits for a block only just before it.
  */
 import { add, buildModule, mul, ownedBox, replicated, sharded, type AffineExpr, type Box, type ChunkPlan, type Module, type TileValue } from '@syncopate/ir';
-import { gatherTemplate } from './gemm.js';
+import { gatherTemplate } from './gather.js';
 import { checkRank, positiveInteger, UsageError } from './errors.js';
 import { fillRegion, tensorOf } from './tensor.js';
 import { mulberry32, streamSeed } from './random.js';

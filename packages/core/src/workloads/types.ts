@@ -3,9 +3,11 @@ import type { Box, ChunkPlan, Module } from '@syncopate/ir';
 
 export type WorkloadName = 'ag-gemm' | 'gemm-rs' | 'gemv-ar' | 'a2a-gemm' | 'embed-a2a' | 'ring-attn';
 export type WorkloadDType = 'f32' | 'f16';
-export type ReductionPlan = 'ring' | 'one-shot';
+/** The plans a collective can take: hop by hop around the ring, or every rank straight to every other. */
+export const COLLECTIVE_PLANS = ['ring', 'one-shot'] as const;
+export type ReductionPlan = (typeof COLLECTIVE_PLANS)[number];
 /** How ag-gemm and ring-attn gather their sharded input (`WorkloadOptions.gather`). */
-export type GatherPlan = 'ring' | 'one-shot';
+export type GatherPlan = (typeof COLLECTIVE_PLANS)[number];
 /** The workloads each plan option applies to (`WorkloadOptions.gather`, `.reduction`). */
 export const PLAN_WORKLOADS: { readonly gather: readonly WorkloadName[]; readonly reduction: readonly WorkloadName[] } = { gather: ['ag-gemm', 'ring-attn'], reduction: ['gemm-rs', 'gemv-ar'] };
 /** Rows (axis 0) of an output that a sampled check compares. */
