@@ -64,7 +64,7 @@ interface ArrivalPlan {
   readonly steps: readonly number[];
   /** Per rank: for each chunk delivered there, the tiles that wait for it, with its place (1-based). */
   readonly waits: readonly KeyBox[][];
-  /** Per rank: for each chunk it sends, the tiles that arrive at it, with the index of its step in `steps`. */
+  /** Per rank: for each chunk it sends (or, a reduce-add, receives), the tiles that arrive at it, with the index of its step in `steps`. */
   readonly sends: readonly KeyBox[][];
 }
 
@@ -84,7 +84,11 @@ function arrivalPlan(module: Module): ArrivalPlan {
   const sends = Array.from({ length: module.ranks }, (): KeyBox[] => []);
   for (const c of chunks) {
     const tiles = arrivalTiles(alignment, c);
-    if (tiles) sends[c.src]?.push({ tiles, value: steps.indexOf(c.step) });
+    if (!tiles) continue;
+    const value = steps.indexOf(c.step);
+    sends[c.src]?.push({ tiles, value });
+    // A reduce-add's part is ready only once the destination's own tiles over it are done too.
+    if (c.kind === 'reduce-add') sends[c.dst]?.push({ tiles, value });
   }
   const plan = { byArrival, steps, waits, sends };
   arrivalPlans.set(module, plan);
@@ -225,35 +229,50 @@ function sortTilesByKeyColumns(baseOrder: Int32Array, columns: readonly KeyColum
 }
 
 /**
- * The tiles of each key (`last`, then `send`) as one box, in key order; undefined as soon as the tiles
- * of some key are not a whole box (fewer than their bounding box holds). One pass over the cells.
+ * The tiles of each key (`last`, then `send`) as boxes, in key order: a key's tiles are cut into runs of
+ * consecutive cell rows (a ring reduce-scatter's rank sends one shard and receives the one before it,
+ * two bands that wrap around the grid), each run one box, in row order; undefined as soon as some run
+ * is not a whole box (fewer tiles than its bounding box holds). One pass over the cells.
  */
 function keyBoxes(cells: RankCells): Box[] | undefined {
   const { edges, sizes, last, send, sendSize } = cells;
-  const groups = new Map<number, { tiles: number; lo: number[]; hi: number[] }>();
+  interface Run {
+    tiles: number;
+    readonly lo: number[];
+    readonly hi: number[];
+    lastRow: number;
+  }
+  const runs = new Map<number, Run[]>();
   const coord = new Int32Array(sizes.length);
   for (let at = 0; at < last.length; at++) {
     const key = last[at]! * sendSize + send[at]!;
-    let group = groups.get(key);
-    // Bounds start at the grid's far corner and its origin: small integers keep the arrays unboxed.
-    if (group === undefined) groups.set(key, (group = { tiles: 0, lo: Array.from(edges, (e) => e[e.length - 1]!), hi: Array.from(edges, () => 0) }));
+    let keyRuns = runs.get(key);
+    if (keyRuns === undefined) runs.set(key, (keyRuns = []));
+    let run = keyRuns[keyRuns.length - 1];
+    // Cells come row by row: a key's cell more than one row after its run's last row starts a new run.
+    if (run === undefined || coord[0]! > run.lastRow + 1) {
+      // Bounds start at the grid's far corner and its origin: small integers keep the arrays unboxed.
+      keyRuns.push((run = { tiles: 0, lo: Array.from(edges, (e) => e[e.length - 1]!), hi: Array.from(edges, () => 0), lastRow: coord[0]! }));
+    }
+    run.lastRow = coord[0]!;
     let tiles = 1;
     for (let axis = 0; axis < sizes.length; axis++) {
       const from = edges[axis]![coord[axis]!]!;
       const to = edges[axis]![coord[axis]! + 1]!;
       tiles *= to - from;
-      group.lo[axis] = Math.min(group.lo[axis]!, from);
-      group.hi[axis] = Math.max(group.hi[axis]!, to);
+      run.lo[axis] = Math.min(run.lo[axis]!, from);
+      run.hi[axis] = Math.max(run.hi[axis]!, to);
     }
-    group.tiles += tiles;
+    run.tiles += tiles;
     for (let axis = sizes.length - 1; axis >= 0 && ++coord[axis]! === sizes[axis]!; axis--) coord[axis] = 0;
   }
   const boxes: Box[] = [];
-  for (const key of [...groups.keys()].sort((a, b) => a - b)) {
-    const { tiles, lo, hi } = groups.get(key)!;
-    const box = { lo, hi };
-    if (volume(box) !== tiles) return undefined;
-    boxes.push(box);
+  for (const key of [...runs.keys()].sort((a, b) => a - b)) {
+    for (const { tiles, lo, hi } of runs.get(key)!) {
+      const box = { lo, hi };
+      if (volume(box) !== tiles) return undefined;
+      boxes.push(box);
+    }
   }
   return boxes;
 }

@@ -4,7 +4,7 @@ import { gemmKernel, parse, scheduleTable, tileCount, verify, type ChunkPlan, ty
 import { attachPlan } from '../src/attach-plan.js';
 import { chunksProducedBy, chunksWaitedBy } from '../src/analysis/align.js';
 import { chooseTileOrder, tileArrivals } from '../src/reorder-tiles.js';
-import { ringAllGather, ringReduceScatter } from '../src/templates/index.js';
+import { oneShotReduceScatter, ringAllGather, ringReduceScatter } from '../src/templates/index.js';
 
 function withPlan(module: Module, plan: ChunkPlan): Module {
   const r = attachPlan.run(module, { plan, options: {} });
@@ -76,11 +76,21 @@ describe('reorder-tiles: chunk-arrival as segments', () => {
     expect(verify({ ...module, kernel: { ...module.kernel, scheduler: { order } } })).toEqual([]);
     expectChunkArrival(module, order);
     const rowsPerRank = m / 64 / ranks;
+    const shardOf = (tile: readonly number[]) => Math.floor(tile[0]! / rowsPerRank);
     for (let rank = 0; rank < ranks; rank++) {
-      // All-gather: a rank's own rows need no chunk and run first. Reduce-scatter: the shard sent
-      // first (to the next rank in the ring) runs first.
-      const first = module.name === 'ag_gemm' ? rank : (rank + ranks - 1) % ranks;
-      expect(order.ranks[rank]![0]).toEqual({ lo: [first * rowsPerRank, 0], hi: [(first + 1) * rowsPerRank, 4] });
+      if (module.name === 'ag_gemm') {
+        // A rank's own rows need no chunk and run first.
+        expect(order.ranks[rank]![0]).toEqual({ lo: [rank * rowsPerRank, 0], hi: [(rank + 1) * rowsPerRank, 4] });
+        continue;
+      }
+      // Reduce-scatter: step 0's parts need the shard the rank sends (to the next rank in the ring)
+      // and the one it adds into (from the rank before), so both run first, in row order; its own
+      // shard, the last hop's destination, runs last.
+      const tiles = scheduleTable(order, module.kernel.grid, rank);
+      const perShard = rowsPerRank * 4;
+      const firstTwo = new Set(tiles.slice(0, 2 * perShard).map(shardOf));
+      expect(firstTwo).toEqual(new Set([(rank + ranks - 1) % ranks, (rank + ranks - 2) % ranks]));
+      expect(new Set(tiles.slice(-perShard).map(shardOf))).toEqual(new Set([rank]));
     }
   });
 
@@ -92,6 +102,16 @@ describe('reorder-tiles: chunk-arrival as segments', () => {
         expect(scheduleTable(order, module.kernel.grid, rank)).toEqual(tableOrder(module, rank, groupSize));
       }
     }
+  });
+
+  it('is the grouped order, the same on every rank, for a one-shot reduce-scatter', () => {
+    // Every tile of every rank completes a step-0 reduce-add (as source, or as the owner's own rows),
+    // so the ranks' tiles over one output tile run together and its sum is published early.
+    const module = withPlan(
+      gemmKernel({ m: 1024, n: 256, k: 64 }, { ranks: 4, distribute: 'rs', name: 'gemm_rs' }),
+      oneShotReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [1024, 256] }, axis: 0 }),
+    );
+    expect(chooseTileOrder(module, {})).toEqual({ kind: 'grouped', groupSize: 8 });
   });
 
   it('is the grouped order when every rank has one box, the whole grid', () => {

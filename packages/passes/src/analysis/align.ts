@@ -113,11 +113,11 @@ export function chunksWaitedBy(module: Module, rank: number, tile: readonly numb
   return module.chunks.filter((c) => uses.some((u) => u.chunk === c));
 }
 
-/** The chunks `tile` of `rank` arrives at. */
+/** The chunks `tile` of `rank` arrives at: those it sends, and the reduce-adds into it (whose parts need its own stores too). */
 export function chunksProducedBy(module: Module, rank: number, tile: readonly number[]): ChunkDecl[] {
   const alignment = alignChunks(module);
   return module.chunks.filter((c) => {
-    const box = c.src === rank ? arrivalTiles(alignment, c) : undefined;
+    const box = c.src === rank || (c.kind === 'reduce-add' && c.dst === rank) ? arrivalTiles(alignment, c) : undefined;
     return box !== undefined && tile.every((x, i) => x >= box.lo[i]! && x < box.hi[i]!);
   });
 }
