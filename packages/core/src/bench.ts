@@ -78,6 +78,8 @@ export interface VariantResult {
   readonly maxAbsError: number;
   /** How chunks travelled, e.g. `peer-copy` or `gpu-signal+peer-copy`. */
   readonly backend: string;
+  /** The chunk plan that ran (RunReport.plan). */
+  readonly plan: string;
   /** Dispatches per run on each device. */
   readonly phases: readonly number[];
   /** How the dots lowered: SIMT or subgroup matrices (tensor cores). */
@@ -166,6 +168,7 @@ const variantResult = (report: RunReport, ms: Summary): VariantResult => ({
   verified: report.verified,
   maxAbsError: report.maxAbsError,
   backend: report.backend,
+  plan: report.plan,
   phases: report.phases,
   ...(report.target ? { target: report.target } : {}),
   ...(report.block ? { block: report.block } : {}),

@@ -21,6 +21,7 @@ export function runReportRows(r: RunReport): [string, string][] {
     ['ranks', String(r.ranks)],
     ['devices', String(r.devices)],
     ['backend', r.backend],
+    ['plan', r.plan],
     ['order', r.order],
     ['dtype', r.dtype],
     ['verified', r.verified ? 'yes' : 'NO'],

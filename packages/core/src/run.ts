@@ -115,15 +115,21 @@ export interface LoweredWorkload {
 }
 
 
-/** The devices the workload's ranks are placed on, and how its chunks travel between them. */
-function placeWorkload(o: RunWorkloadOptions, module: CompiledKernel['module']): PlacedKernels {
-  const devices = o.devices ?? o.handles?.length ?? 1;
-  let rankDevice: number[];
+/** How many devices the run's ranks span. */
+const devicesOf = (o: RunWorkloadOptions) => o.devices ?? o.handles?.length ?? 1;
+
+/** Each rank's device. */
+function rankPlacement(o: RunWorkloadOptions): number[] {
   try {
-    rankDevice = placeRanks(o.ranks, devices, o.ranksPerDevice);
+    return placeRanks(o.ranks, devicesOf(o), o.ranksPerDevice);
   } catch (e) {
     throw new UsageError((e as Error).message.replace(/^placeRanks: /, ''));
   }
+}
+
+/** The devices the workload's ranks are placed on, and how its chunks travel between them. */
+function placeWorkload(o: RunWorkloadOptions, module: CompiledKernel['module']): PlacedKernels {
+  const rankDevice = rankPlacement(o);
   let placed: ReturnType<typeof emitPlacedKernels>;
   try {
     // RunOptions.phasing where the codegen options name none
@@ -244,6 +250,7 @@ function workloadOptions(o: RunWorkloadOptions): WorkloadOptions {
     ...(o.chunksPerRank === undefined ? {} : { chunksPerRank: o.chunksPerRank }),
     ...(o.block === undefined ? {} : { block: o.block }),
     ...(o.reduction === undefined ? {} : { reduction: o.reduction }),
+    ...(devicesOf(o) > 1 ? { devices: devicesOf(o) } : {}),
     ...(o.gather === undefined ? {} : { gather: o.gather }),
     ...(o.pooling === undefined ? {} : { pooling: o.pooling }),
   };
@@ -263,6 +270,8 @@ function dotBlock(ops: Module['kernel']['body']): BlockShape | undefined {
 interface BuiltWorkload {
   readonly kernel: Module;
   readonly compiled: CompiledKernel;
+  /** The chunk plan's name (RunReport.plan). */
+  readonly plan: string;
 }
 
 function buildWorkload(o: RunWorkloadOptions, wo: WorkloadOptions): BuiltWorkload {
@@ -274,7 +283,8 @@ function buildWorkload(o: RunWorkloadOptions, wo: WorkloadOptions): BuiltWorkloa
     : o.backend === 'auto'
       ? built.plan
       : { ...built.plan, chunks: built.plan.chunks.map((c) => ({ ...c, backend: o.backend })) };
-  return { kernel, compiled: compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: o.order } } }) };
+  // The order knows the placement: a reduce-add between devices sends first (ReorderOptions.rankDevice).
+  return { kernel, plan: plan.name ?? 'unnamed', compiled: compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: o.order, rankDevice: rankPlacement(o) } } }) };
 }
 
 export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
@@ -332,6 +342,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       ranks: o.ranks,
       devices: placed.devices.length,
       backend: routesUsed(placed, compiled.module.chunks.length),
+      plan: built.plan,
       order: o.order,
       dtype: o.dtype,
       target,

@@ -43,7 +43,8 @@ describe('syncopate compile', () => {
     expect(code).toBe(0);
     const plan = planFromJson(out);
     expect(plan.ranks).toBe(3);
-    expect(plan.name).toBe('ring-reduce-scatter(@C, axis=0)');
+    // One device (compile places none): the one-shot reduce-scatter, gemm-rs's default there.
+    expect(plan.name).toBe('one-shot-reduce-scatter(@C, axis=0)');
     expect(plan.chunks).toHaveLength(3 * 2 * 2);
     expect(plan.chunks.every((c) => c.kind === 'reduce-add')).toBe(true);
   });
@@ -225,6 +226,7 @@ describe('syncopate run', () => {
     ranks: 4,
     devices: 1,
     backend: 'gpu-signal',
+    plan: 'ring-all-gather(@A, axis=0)',
     order: 'chunk-arrival',
     dtype: 'f32',
     verified: true,
@@ -300,6 +302,7 @@ describe('syncopate run', () => {
         'ranks          4',
         'devices        1',
         'backend        gpu-signal',
+        'plan           ring-all-gather(@A, axis=0)',
         'order          chunk-arrival',
         'dtype          f32',
         'verified       yes',

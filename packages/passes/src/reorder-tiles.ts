@@ -32,6 +32,13 @@ export interface ReorderOptions {
   readonly order?: TileOrderOption;
   /** Rows of tiles per group for `grouped` (and inside a chunk for `chunk-arrival`); default 8. */
   readonly groupSize?: number;
+  /**
+   * Each rank's device, where the ranks are placed (default: all on one). Chunk-arrival counts a
+   * reduce-add's destination tiles as producing it only within a device: between devices its bytes
+   * leave once the source's tiles are done (a phase ends there) and the destination's own tiles need
+   * only be done when they land, so the sending tiles go first.
+   */
+  readonly rankDevice?: readonly number[];
 }
 
 /** Row-major linear index of every point of `box` in a grid with row-major `strides`. */
@@ -68,11 +75,16 @@ interface ArrivalPlan {
   readonly sends: readonly KeyBox[][];
 }
 
-const arrivalPlans = new WeakMap<Module, ArrivalPlan>();
+/** Per module, per placement (`rankDevice` joined; '' for one device). */
+const arrivalPlans = new WeakMap<Module, Map<string, ArrivalPlan>>();
 
-function arrivalPlan(module: Module): ArrivalPlan {
-  const cached = arrivalPlans.get(module);
+function arrivalPlan(module: Module, rankDevice: readonly number[] = []): ArrivalPlan {
+  const key = rankDevice.join();
+  let plans = arrivalPlans.get(module);
+  if (!plans) arrivalPlans.set(module, (plans = new Map()));
+  const cached = plans.get(key);
   if (cached) return cached;
+  const sameDevice = (a: number, b: number) => (rankDevice[a] ?? 0) === (rankDevice[b] ?? 0);
   const chunks = module.chunks;
   const byArrival = Int32Array.from(chunks.keys()).sort((a, b) => chunks[a]!.step - chunks[b]!.step || a - b);
   const place = new Map<ChunkDecl, number>();
@@ -88,10 +100,10 @@ function arrivalPlan(module: Module): ArrivalPlan {
     const value = steps.indexOf(c.step);
     sends[c.src]?.push({ tiles, value });
     // A reduce-add's part is ready only once the destination's own tiles over it are done too.
-    if (c.kind === 'reduce-add') sends[c.dst]?.push({ tiles, value });
+    if (c.kind === 'reduce-add' && c.backend !== 'peer-copy' && sameDevice(c.src, c.dst)) sends[c.dst]?.push({ tiles, value });
   }
   const plan = { byArrival, steps, waits, sends };
-  arrivalPlans.set(module, plan);
+  plans.set(key, plan);
   return plan;
 }
 
@@ -120,8 +132,8 @@ interface RankCells {
   readonly sendSize: number;
 }
 
-function rankCells(module: Module, rank: number): RankCells {
-  const plan = arrivalPlan(module);
+function rankCells(module: Module, rank: number, rankDevice?: readonly number[]): RankCells {
+  const plan = arrivalPlan(module, rankDevice);
   const grid = module.kernel.grid;
   const waits = clipped(plan.waits[rank] ?? [], grid);
   const sends = clipped(plan.sends[rank] ?? [], grid);
@@ -192,9 +204,9 @@ function tileKeys(cells: RankCells, grid: readonly number[]): { last: Int32Array
  * needs none), the plan index of the chunk that arrives last for it (−1: none), and the earliest step
  * of a chunk it helps complete (Infinity: none), so that producers of early chunks run early.
  */
-export function tileArrivals(module: Module, rank: number): { step: Int32Array; chunk: Int32Array; sends: Float64Array } {
-  const plan = arrivalPlan(module);
-  const { last, send } = tileKeys(rankCells(module, rank), module.kernel.grid);
+export function tileArrivals(module: Module, rank: number, rankDevice?: readonly number[]): { step: Int32Array; chunk: Int32Array; sends: Float64Array } {
+  const plan = arrivalPlan(module, rankDevice);
+  const { last, send } = tileKeys(rankCells(module, rank, rankDevice), module.kernel.grid);
   const chunk = Int32Array.from(last, (place) => (place === 0 ? -1 : plan.byArrival[place - 1]!));
   const step = Int32Array.from(chunk, (c) => (c < 0 ? 0 : module.chunks[c]!.step + 1));
   const sends = Float64Array.from(send, (r) => plan.steps[r] ?? Infinity);
@@ -343,7 +355,7 @@ export function chooseTileOrder(module: Module, options: ReorderOptions): TileOr
     const base = groupedOrder(grid, groupSize);
     return perRank(module, (rank) => sortTilesByKey(base, Float64Array.from(tiles, (t) => order(t, rank))));
   }
-  const cells = Array.from({ length: module.ranks }, (_, rank) => rankCells(module, rank));
+  const cells = Array.from({ length: module.ranks }, (_, rank) => rankCells(module, rank, options.rankDevice));
   const boxes: Box[][] = [];
   for (const rankCells of cells) {
     const rankBoxes = keyBoxes(rankCells);
@@ -375,6 +387,10 @@ export const reorderTiles: Pass = definePass(
     }
     if (options.groupSize !== undefined && (!Number.isInteger(options.groupSize) || options.groupSize < 1)) {
       return E.left([error('reorder/order', `groupSize must be a positive integer, got ${options.groupSize}`, { op: 'kernel' })]);
+    }
+    const placed = options.rankDevice;
+    if (placed !== undefined && (placed.length !== module.ranks || placed.some((d) => !Number.isInteger(d) || d < 0))) {
+      return E.left([error('reorder/order', `rankDevice [${placed.join(', ')}] must give a device index >= 0 for each of the ${module.ranks} ranks`, { op: 'kernel' })]);
     }
     const chosen = chooseTileOrder(module, options);
     return E.right(

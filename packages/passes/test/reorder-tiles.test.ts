@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { gemmKernel, parse, scheduleTable, tileCount, verify, type ChunkPlan, type ChunkSpec, type Module, type TileOrder } from '@syncopate/ir';
 import { attachPlan } from '../src/attach-plan.js';
 import { chunksProducedBy, chunksWaitedBy } from '../src/analysis/align.js';
-import { chooseTileOrder, tileArrivals } from '../src/reorder-tiles.js';
+import { chooseTileOrder, reorderTiles, tileArrivals } from '../src/reorder-tiles.js';
 import { oneShotReduceScatter, ringAllGather, ringReduceScatter } from '../src/templates/index.js';
 
 function withPlan(module: Module, plan: ChunkPlan): Module {
@@ -112,6 +112,20 @@ describe('reorder-tiles: chunk-arrival as segments', () => {
       oneShotReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [1024, 256] }, axis: 0 }),
     );
     expect(chooseTileOrder(module, {})).toEqual({ kind: 'grouped', groupSize: 8 });
+  });
+
+  it('sends first where a reduce-add crosses devices, or goes by peer-copy', () => {
+    // Between devices the partial leaves once the source's tiles are done; the owner's rows need only
+    // be done when it lands, so each rank runs the shard it sends first and its own last.
+    const plan = oneShotReduceScatter({ ranks: 2, tensor: { name: 'C', shape: [512, 256] }, axis: 0 });
+    const kernel = gemmKernel({ m: 512, n: 256, k: 64 }, { ranks: 2, distribute: 'rs', name: 'gemm_rs' });
+    const sendFirst = { kind: 'segments', groupSize: 8, ranks: [[{ lo: [4, 0], hi: [8, 4] }, { lo: [0, 0], hi: [4, 4] }], [{ lo: [0, 0], hi: [4, 4] }, { lo: [4, 0], hi: [8, 4] }]] };
+    expect(chooseTileOrder(withPlan(kernel, plan), { rankDevice: [0, 1] })).toEqual(sendFirst);
+    const byPeerCopy = { ...plan, chunks: plan.chunks.map((c) => ({ ...c, backend: 'peer-copy' as const })) };
+    expect(chooseTileOrder(withPlan(kernel, byPeerCopy), {})).toEqual(sendFirst);
+    expect(chooseTileOrder(withPlan(kernel, plan), { rankDevice: [0, 0] })).toEqual({ kind: 'grouped', groupSize: 8 });
+    const refused = reorderTiles.run(withPlan(kernel, plan), { plan, options: { 'reorder-tiles': { rankDevice: [0] } } });
+    expect(E.isLeft(refused) && refused.left[0]!.message).toMatch(/rankDevice \[0\] must give a device index >= 0 for each of the 2 ranks/);
   });
 
   it('is the grouped order when every rank has one box, the whole grid', () => {

@@ -35,8 +35,8 @@ options of compile and run:
   --chunks-per-rank C       each rank's shard moves as C chunks (default 1)
   --gather ring|one-shot    ag-gemm, ring-attn: how the sharded input is gathered (default ring;
                             one-shot: every shard from its owner at once, no hop after another)
-  --reduction ring|one-shot gemm-rs, gemv-ar: how partial sums are reduced (default ring for
-                            gemm-rs, one-shot for gemv-ar)
+  --reduction ring|one-shot gemm-rs, gemv-ar: how partial sums are reduced (default one-shot;
+                            ring for gemm-rs over several devices)
   --order ORDER             tile order: ${RUN_ORDERS.join(', ')} (default chunk-arrival)
 
 compile:

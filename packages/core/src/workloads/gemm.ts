@@ -20,11 +20,15 @@ export const BLOCK_K_F16 = [...BLOCK_K, 64] as const;
 export const BLOCK_MN_F16 = [...BLOCK_MN, 256] as const;
 
 /**
- * The reduction gemm-rs uses unless told (see `WorkloadOptions.reduction`). Ring: on the
- * H100 its fused kernel beat the one-shot one on every gemm-rs row measured (benchmarks/README.md,
- * reduce-scatter section).
+ * The reduction gemm-rs uses unless told (see `WorkloadOptions.reduction`), by how many devices its
+ * ranks span. One device: one-shot, whose partials of an output tile are summed once by the last tile
+ * over it (fused f16 4096x4096 on one H100 at 4 and 8 ranks 0.85 and 1.28 ms, the ring's 1.11 and 1.82).
+ * Several: the ring, which sends fewer bytes between devices (fused at 4 ranks on two H200s 4.32 ms,
+ * one-shot 4.61). benchmarks/README.md, 2026-11-26 (session of 20:31 UTC).
  */
-export const DEFAULT_REDUCTION: ReductionPlan = 'ring';
+export function defaultReduction(devices = 1): ReductionPlan {
+  return devices > 1 ? 'ring' : 'one-shot';
+}
 
 /** The smallest power of two >= x (1 for x <= 1). */
 function ceilPow2(x: number): number {
@@ -177,7 +181,7 @@ export const agGemm: Workload = {
 };
 
 /**
- * GEMM + ReduceScatter: each rank computes a partial C_r = A_r · B_r; a ring reduce-scatter leaves
+ * GEMM + ReduceScatter: each rank computes a partial C_r = A_r · B_r; a reduce-scatter (`defaultReduction`) leaves
  * rank d with the rows of its shard of Σ_r C_r.
  */
 export const gemmRs: Workload = {
@@ -192,7 +196,7 @@ export const gemmRs: Workload = {
   build(o): { kernel: Module; plan: ChunkPlan } {
     const kernel = kernelFor('gemm-rs', 'rs', o);
     const { m, n } = o.shape;
-    const template = (o.reduction ?? DEFAULT_REDUCTION) === 'ring' ? ringReduceScatter : oneShotReduceScatter;
+    const template = (o.reduction ?? defaultReduction(o.devices)) === 'ring' ? ringReduceScatter : oneShotReduceScatter;
     const plan = template({ ranks: o.ranks, tensor: { name: 'C', shape: [m, n] }, axis: 0, chunksPerRank: o.chunksPerRank ?? 1 });
     return { kernel, plan };
   },

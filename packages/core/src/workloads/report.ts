@@ -58,6 +58,8 @@ export interface RunReport {
   /** GPU devices the ranks were placed on. */
   readonly devices: number;
   readonly backend: string;
+  /** The chunk plan that ran, by name (e.g. `one-shot-reduce-scatter(@C, axis=0)`): defaults may depend on the placement. */
+  readonly plan: string;
   readonly order: string;
   readonly dtype: WorkloadDType;
   /** How the kernel's dots were lowered. */

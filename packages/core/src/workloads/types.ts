@@ -33,13 +33,16 @@ export interface WorkloadOptions {
   /** Each rank's shard moves as this many chunks (default 1). */
   readonly chunksPerRank?: number;
   /**
-   * gemm-rs, gemv-ar: how the partial sums are reduced (default `ring` for gemm-rs, `one-shot` for gemv-ar). `ring`: R − 1 steps, each
+   * gemm-rs, gemv-ar: how the partial sums are reduced (default `one-shot`, but `ring` for gemm-rs
+   * over several devices: `defaultReduction`). `ring`: R − 1 steps, each
    * rank adding its partial and forwarding the sum, so the adds into a shard run one after another.
    * `one-shot`: every rank adds its partial straight into the owner; where the ranks share a device
    * the adds into a shard merge into one pass by the last tile to finish (backends gpu-signal
    * chunk-table.ts). Chosen by measurement: benchmarks/README.md, reduce-scatter section.
    */
   readonly reduction?: ReductionPlan;
+  /** How many devices the ranks span (default 1): gemm-rs's default reduction depends on it. */
+  readonly devices?: number;
   /**
    * ag-gemm, ring-attn: how the sharded input (A; K and V) is gathered (default `ring`). `ring`: R − 1
    * steps, each rank forwarding the shard it received the step before, so a shard reaches the farthest
