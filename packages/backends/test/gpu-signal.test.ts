@@ -174,6 +174,28 @@ describe('chunk table', () => {
     expect(table.parts.map((p) => p.need)).toEqual(Array(6).fill(2));
     expect(need(lead.index)).toBe(4);
   });
+
+  it('one-shot reduce-scatter: the owner counts once for all merged adds, on the lead, with no table read', () => {
+    const module = lowered(
+      gemmKernel({ m: 128, n: 32, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }),
+      oneShotReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [128, 32] }, axis: 0 }),
+    );
+    const fused = emitFusedKernel(module);
+    if (E.isLeft(fused)) throw new Error(fused.left.map((d) => d.message).join('\n'));
+    const table = chunkTable(module);
+    const arrives = [...fused.right.wgsl.matchAll(/\/\/ arrive %(c\d+): .*\n\s*if \((.*?) && \(v_pm/g)].map((m) => ({ chunk: m[1]!, ranks: m[2]! }));
+    expect(arrives).toHaveLength(12);
+    for (const e of table.entries) {
+      const { src, dst } = e.chunk;
+      const isLead = table.parts[e.firstPart]!.members.length > 0;
+      // The lead counts on both ends, the destination three at once (a requirement per member); the
+      // others only at their source.
+      const expected = isLead ? `(rank == ${src}u || rank == ${dst}u)` : `rank == ${src}u`;
+      expect(arrives.find((a) => a.chunk === e.chunk.value.name)!.ranks).toBe(expected);
+    }
+    expect(fused.right.wgsl.match(/select\(1u, 3u, rank == \du\)/g)).toHaveLength(4);
+    expect(fused.right.wgsl).not.toMatch(/count_requirement\(\d/);
+  });
 });
 
 describe('WGSL emission', () => {

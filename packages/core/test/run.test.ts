@@ -28,9 +28,13 @@ describe('fused kernels on the software adapter, against the CPU reference', () 
   cases.push({ ...base, workload: 'gemm-rs', ranks: 3, reduction: 'one-shot', shape: { m: 100, n: 72, k: 40 } });
   cases.push({ ...base, workload: 'gemm-rs', ranks: 4, reduction: 'one-shot', chunksPerRank: 2, shape: { m: 128, n: 64, k: 32 } });
   cases.push({ ...base, workload: 'gemv-ar', ranks: 3, reduction: 'one-shot', shape: { m: 4, n: 96, k: 64 } });
-  // Six ranks: a merged add reads its five members in two rounds of up to four (emit-signal.ts), the
-  // second partial; and parts of 16x16 = 256 elements end inside the first of four lanes a round.
+  // Six ranks: parts of 16x16 = 256 elements end inside the first of four lanes a round. Ten: a merged
+  // add reads its nine members in two rounds of up to eight (emit-signal.ts), the second partial.
   cases.push({ ...base, workload: 'gemm-rs', ranks: 6, reduction: 'one-shot', shape: { m: 96, n: 48, k: 48 } });
+  cases.push({ ...base, workload: 'gemm-rs', ranks: 10, reduction: 'one-shot', shape: { m: 160, n: 32, k: 16 } });
+  // gemm-rs reduces one-shot by default on one device: the ring, named.
+  cases.push({ ...base, workload: 'gemm-rs', ranks: 4, reduction: 'ring', shape: { m: 64, n: 64, k: 32 } });
+  cases.push({ ...base, workload: 'gemm-rs', ranks: 3, reduction: 'ring', shape: { m: 100, n: 72, k: 40 } });
   // gemv-ar's all-reduce as a ring (its default is one-shot): the all-gather forwards what it wrote, in row parts.
   cases.push({ ...base, workload: 'gemv-ar', ranks: 3, reduction: 'ring', shape: { m: 4, n: 96, k: 64 } });
 

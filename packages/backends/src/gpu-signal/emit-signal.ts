@@ -90,15 +90,19 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
     w.line('return 0u;');
   });
   w.line();
-  w.line("// Invocation 0 only: one more requirement of `part` is met, counted on its lead's counter (itself");
+  w.line("// Invocation 0 only: n more requirements of a part are met, counted on `lead`, the part's lead (itself");
   w.line('// unless it is a merged reduce-add); queue the lead if that was the last.');
-  w.block('fn count_requirement(part: u32)', () => {
-    w.line(`let lead = tables[PARTS_AT + part * DESCRIPTOR_WORDS + ${FIELD.lead}u];`);
+  w.block('fn count_on_lead(lead: u32, n: u32)', () => {
     w.line('let d = PARTS_AT + lead * DESCRIPTOR_WORDS;');
-    w.block(`if (atomicAdd(&ctl[COUNTERS + lead], 1u) + 1u == ${field('need')})`, () => {
+    w.block(`if (atomicAdd(&ctl[COUNTERS + lead], n) + n == ${field('need')})`, () => {
       w.line('wg_pending[wg.pending_count] = lead;');
       w.line('wg.pending_count += 1u;');
     });
+  });
+  w.line();
+  w.line('// Invocation 0 only: one more requirement of `part` is met.');
+  w.block('fn count_requirement(part: u32)', () => {
+    w.line(`count_on_lead(tables[PARTS_AT + part * DESCRIPTOR_WORDS + ${FIELD.lead}u], 1u);`);
   });
   w.line();
   emitMoveChunk(w, ctx);
@@ -108,7 +112,7 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
 /** Elements of a part each invocation moves a round; see emitMoveChunk. */
 const MOVE_UNROLL = 4;
 /** Members of a merged reduce-add each round reads before adding. */
-const MEMBER_GROUP = 4;
+const MEMBER_GROUP = 8;
 
 /**
  * The coordinates of a part's element `e` along the tensor's own axes (lanes MAX_DIMS − rank … 3; the
@@ -410,17 +414,28 @@ export function partsSeenDeclaration(parts: number): string {
 
 /**
  * On the chunk's source rank (and for a reduce-add its destination rank, whose stores it adds onto),
- * where the guard holds: this tile's stores are done; count it. The kernel publishes what completed
- * after the last arrive of a run (`emitPublishPending`).
+ * where the guard holds: this tile's stores are done; count it on the part's lead, known here (no
+ * table read). Merged reduce-adds (the group's parts summed in one pass by its lead) share one
+ * destination, whose tile counts once for all of them, at the lead's arrive: at 8 ranks sharing a
+ * device the owner's tiles made seven counts each, and the arrives cost fused one-shot gemm-rs 0.2 ms
+ * of 1.24 (benchmarks/README.md, 2026-11-26, session of 20:31 UTC). The kernel publishes what
+ * completed after the last arrive of a run (`emitPublishPending`).
  */
 export function emitArrive(w: WgslWriter, ctx: SignalContext, c: number, guard: readonly AffineRange[] | undefined): void {
   const e = ctx.table.entries[c]!;
   const { chunk } = e;
-  const ranks = chunk.kind === 'reduce-add' ? `(rank == ${chunk.src}u || rank == ${chunk.dst}u)` : `rank == ${chunk.src}u`;
-  w.line(`// arrive ${describe(ctx, c)}`);
-  w.block(`if (${ranks} && ${guardToWgsl(guard, ctx.name)})`, () => {
+  const first = ctx.table.parts[e.firstPart]!;
+  // Part p of a merged member counts on part p of the lead's chunk.
+  const leadBase = first.lead;
+  const mergedMember = leadBase !== e.firstPart;
+  const counted = chunk.kind === 'reduce-add' && !mergedMember ? `(rank == ${chunk.src}u || rank == ${chunk.dst}u)` : `rank == ${chunk.src}u`;
+  // The destination's count for the whole group: as many requirements as members.
+  const n = first.members.length > 1 ? `select(1u, ${first.members.length}u, rank == ${chunk.dst}u)` : '1u';
+  const count = (part: string) => `count_on_lead(${leadBase}u${part}, ${n});`;
+  w.line(`// arrive ${describe(ctx, c)}${mergedMember ? ` (merged: the destination counts at part ${leadBase}'s arrive)` : ''}`);
+  w.block(`if (${counted} && ${guardToWgsl(guard, ctx.name)})`, () => {
     w.line('storageBarrier();');
-    if (!e.storeRows) return void w.line(`if (lid == 0u) { count_requirement(${e.firstPart}u); }`);
+    if (!e.storeRows) return void w.line(`if (lid == 0u) { ${count('')} }`);
     // The parts this tile's stored rows (and columns) meet: the arithmetic of partsStoredBy on the host.
     const [lo, hi] = [chunk.region.lo[0]!, chunk.region.hi[0]!];
     const start = affineToWgsl(e.storeRows.offset, ctx.name);
@@ -429,7 +444,7 @@ export function emitArrive(w: WgslWriter, ctx: SignalContext, c: number, guard: 
       w.line(`let r0 = max(${start}, ${lo});`);
       w.line(`let r1 = min(${start} + ${e.storeRows!.extent}, ${hi});`);
       if (!cols) {
-        w.line(`${rowPartLoop(e)} { count_requirement(${e.firstPart}u + u32(p)); }`);
+        w.line(`${rowPartLoop(e)} { ${count(' + u32(p)')} }`);
         return;
       }
       const [c0, c1] = [chunk.region.lo[1]!, chunk.region.hi[1]!];
@@ -437,7 +452,7 @@ export function emitArrive(w: WgslWriter, ctx: SignalContext, c: number, guard: 
       w.line(`let k0 = max(${colStart}, ${c0});`);
       w.line(`let k1 = min(${colStart} + ${cols.extent}, ${c1});`);
       w.block(rowPartLoop(e), () => {
-        w.line(`for (var q = (k0 - ${c0}) / ${e.partCols}; k0 < k1 && q <= (k1 - 1 - ${c0}) / ${e.partCols}; q++) { count_requirement(${e.firstPart}u + u32(p * ${e.colParts} + q)); }`);
+        w.line(`for (var q = (k0 - ${c0}) / ${e.partCols}; k0 < k1 && q <= (k1 - 1 - ${c0}) / ${e.partCols}; q++) { ${count(` + u32(p * ${e.colParts} + q)`)} }`);
       });
     });
   });

@@ -85,15 +85,19 @@ fn acquire_lock(lock: u32, chunk: u32, rank: u32) -> u32 {
   return 0u;
 }
 
-// Invocation 0 only: one more requirement of `part` is met, counted on its lead's counter (itself
+// Invocation 0 only: n more requirements of a part are met, counted on `lead`, the part's lead (itself
 // unless it is a merged reduce-add); queue the lead if that was the last.
-fn count_requirement(part: u32) {
-  let lead = tables[PARTS_AT + part * DESCRIPTOR_WORDS + 10u];
+fn count_on_lead(lead: u32, n: u32) {
   let d = PARTS_AT + lead * DESCRIPTOR_WORDS;
-  if (atomicAdd(&ctl[COUNTERS + lead], 1u) + 1u == tables[d + 6u]) {
+  if (atomicAdd(&ctl[COUNTERS + lead], n) + n == tables[d + 6u]) {
     wg_pending[wg.pending_count] = lead;
     wg.pending_count += 1u;
   }
+}
+
+// Invocation 0 only: one more requirement of `part` is met.
+fn count_requirement(part: u32) {
+  count_on_lead(tables[PARTS_AT + part * DESCRIPTOR_WORDS + 10u], 1u);
 }
 
 fn move_part(part: u32, lid: u32) {
