@@ -13,10 +13,13 @@
  * compute: the sequential variant, `candidateBackend`) in alternating rounds (phasingTrial): with one
  * queue a device, overlap can lose (two H200s: a2a-gemm's fused run 0.90–0.93x sequential,
  * benchmarks/README.md, 2026-11-26), and a tuned run should never keep an overlap that loses.
- * Before that, a workload that gathers its input over more than two ranks, its gather not named, is
- * timed gathered one-shot at the fastest candidate (ring attention over two H100s ran 1.5x faster so;
- * on one H100 the f16 ag-gemm's fused kernel ran slower: benchmarks/README.md, 2026-11-26, session of
- * 18:26), and the faster kept: the plan, so every variant of a tuned run gathers alike.
+ * Before that, over more than two ranks (where both plans are one), a workload whose gather or
+ * reduction is not named is timed with the other plan at the fastest candidate, and the faster kept:
+ * the plan, so every variant of a tuned run moves its data alike. Gathers one-shot (ring attention over
+ * two H100s ran 1.5x faster so; on one H100 the f16 ag-gemm's fused kernel ran slower:
+ * benchmarks/README.md, 2026-11-26, session of 18:26); reductions the other way than the placement's
+ * default (`defaultReductionOf`: gemm-rs one-shot on one device, the ring over several, each measured
+ * faster there only on the rows run: session of 20:31).
  *
  * A candidate that throws (a tile whose pipeline the adapter cannot create: 128x128x64 f16 needs more
  * workgroup memory than lavapipe's 32 KiB) is a failed trial with its message, not the end of the
@@ -25,7 +28,7 @@
 import { benchPhasings, candidateBackend } from './bench.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { sameBlock, tuneBlocks } from './tune-blocks.js';
-import { PLAN_WORKLOADS, RUN_ORDERS, type BlockShape, type GatherPlan, type RunOrder } from './workloads/index.js';
+import { defaultReductionOf, PLAN_WORKLOADS, RUN_ORDERS, type BlockShape, type GatherPlan, type ReductionPlan, type RunOrder } from './workloads/index.js';
 
 export { blockLabel, tuneBlocks } from './tune-blocks.js';
 
@@ -38,6 +41,8 @@ export interface TuneCandidate {
   readonly phasing?: 'sequential';
   /** `one-shot`: the input gathered so (WorkloadOptions.gather); absent: as the tune was asked. */
   readonly gather?: GatherPlan;
+  /** The partial sums reduced so (WorkloadOptions.reduction); absent: as the tune was asked. */
+  readonly reduction?: ReductionPlan;
 }
 
 export interface TuneTrial extends TuneCandidate {
@@ -99,16 +104,30 @@ export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksP
  * is the sequential variant's median in those rounds, `overlapRatio` the rounds' sequential / overlap.
  */
 async function phasingTrial(o: TuneOptions, overlap: TuneTrial): Promise<{ readonly trial: TuneTrial; readonly keepSequential: boolean }> {
-  const { order, chunksPerRank, block, gather } = overlap;
-  const candidate = { order, chunksPerRank, ...(block && { block }), ...(gather && { gather }), phasing: 'sequential' as const };
+  const { order, chunksPerRank, block } = overlap;
+  const plans = planOf(overlap);
+  const candidate = { order, chunksPerRank, ...(block && { block }), ...plans, phasing: 'sequential' as const };
   try {
-    const r = await benchPhasings({ ...o, order, chunksPerRank, block, ...(gather && { gather }), runs: o.timedRuns ?? 10, warmup: o.warmupRuns ?? 3 });
+    const r = await benchPhasings({ ...o, order, chunksPerRank, block, ...plans, runs: o.timedRuns ?? 10, warmup: o.warmupRuns ?? 3 });
     const { verified } = r.sequential;
     const trial = { ...candidate, ms: verified ? r.sequential.ms.median : NaN, verified, overlapRatio: r.overlapRatio, overlapInterval: r.overlapInterval };
     return { trial, keepSequential: verified && r.overlap.verified && r.overlapRatio < 1 };
   } catch (e) {
     return { trial: { ...candidate, ms: NaN, verified: false, error: e instanceof Error ? e.message : String(e) }, keepSequential: false };
   }
+}
+
+/** The plans a candidate names (gather, reduction), for the runs and results that carry them on. */
+function planOf(c: TuneCandidate): Pick<TuneCandidate, 'gather' | 'reduction'> {
+  return { ...(c.gather && { gather: c.gather }), ...(c.reduction && { reduction: c.reduction }) };
+}
+
+/** The other plan the tune times (see the module comment); undefined where there is none to try. */
+function otherPlan(o: TuneOptions, devices: number): Pick<TuneCandidate, 'gather' | 'reduction'> | undefined {
+  if (o.ranks <= 2) return undefined;
+  if (PLAN_WORKLOADS.gather.includes(o.workload)) return o.gather === undefined ? { gather: 'one-shot' } : undefined;
+  const own = defaultReductionOf(o.workload, devices);
+  return own !== undefined && o.reduction === undefined ? { reduction: own === 'ring' ? 'one-shot' : 'ring' } : undefined;
 }
 
 function fastest(trials: readonly TuneTrial[]): TuneTrial | undefined {
@@ -135,10 +154,10 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
   let untimedTiles = blocks;
   // every order × chunk count but the first, which the tiles were timed at
   const pairs = orders.flatMap((order) => chunks.map((chunksPerRank) => ({ order, chunksPerRank }))).slice(1);
-  const acrossDevices = (o.devices ?? o.handles?.length ?? 1) > 1;
-  // Two ranks gather the same way either way.
-  const gatherTrial = PLAN_WORKLOADS.gather.includes(o.workload) && o.gather === undefined && o.ranks > 2;
-  let trialsAfterTiles = pairs.length + (gatherTrial ? 1 : 0) + (acrossDevices ? 1 : 0);
+  const devices = o.devices ?? o.handles?.length ?? 1;
+  const acrossDevices = devices > 1;
+  const planTrial = otherPlan(o, devices);
+  let trialsAfterTiles = pairs.length + (planTrial ? 1 : 0) + (acrossDevices ? 1 : 0);
   let adapter = 'unknown adapter';
   const time = async (candidate: TuneCandidate): Promise<void> => {
     let trial: TuneTrial;
@@ -168,11 +187,11 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
     trialsAfterTiles--;
     await time({ ...pair, ...(tile && { block: tile }) });
   }
-  const ringBest = fastest(trials);
-  if (gatherTrial && ringBest) {
+  const ownPlanBest = fastest(trials);
+  if (planTrial && ownPlanBest) {
     trialsAfterTiles--;
-    const { order, chunksPerRank, block } = ringBest;
-    await time({ order, chunksPerRank, ...(block && { block }), gather: 'one-shot' });
+    const { order, chunksPerRank, block } = ownPlanBest;
+    await time({ order, chunksPerRank, ...(block && { block }), ...planTrial });
   }
   const overlapBest = fastest(trials);
   let best = overlapBest;
@@ -191,6 +210,6 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
     const why = failed ? `; ${errors.length} could not run (first: ${failed.error})` : '';
     throw new Error(`tune: no candidate of ${o.workload} matched the CPU reference${why}`);
   }
-  const { order, chunksPerRank, block, phasing, gather, ms } = best;
-  return { key: tuneKey(adapter, o), best: { order, chunksPerRank, ...(block && { block }), ...(phasing && { phasing }), ...(gather && { gather }), ms }, trials, adapter, date: new Date().toISOString() };
+  const { order, chunksPerRank, block, phasing, ms } = best;
+  return { key: tuneKey(adapter, o), best: { order, chunksPerRank, ...(block && { block }), ...(phasing && { phasing }), ...planOf(best), ms }, trials, adapter, date: new Date().toISOString() };
 }

@@ -7,7 +7,7 @@ import { tune, tuneBlocks, tuneKey, type TuneProgress, type TuneResult, type Tun
 import { defaultTuneCacheFile, TuneCache } from '../src/cli/tune-cache.js';
 import { tunedRun } from '../src/cli/tune-command.js';
 import { adapterLabel, openDevice } from '../src/run.js';
-import { defaultBlock, type BlockShape } from '../src/workloads/index.js';
+import { defaultBlock, type BlockShape, type RunOrder } from '../src/workloads/index.js';
 import { cli } from './cli-harness.js';
 
 const shape = { m: 64, n: 32, k: 32 };
@@ -150,6 +150,25 @@ describe('tune searches the tile first, then the order and chunk count', () => {
     }
   }, 120_000);
 
+  it('times a reduction over more than two ranks the other way too (the ring, on one device), and keeps the faster; not when named or two ranks', async () => {
+    const four = { ...base, workload: 'gemm-rs' as const, ranks: 4, shape: { m: 64, n: 32, k: 32 }, device, orders: ['row-major', 'chunk-arrival'] as RunOrder[], chunksPerRank: [1], blocks: [undefined] };
+    const { result, progress } = await tuneWithProgress(four);
+    expect(result.trials.map((t) => [t.order, t.reduction])).toEqual([
+      ['row-major', undefined],
+      ['chunk-arrival', undefined],
+      [expect.any(String), 'ring'],
+    ]);
+    const [a, b, ring] = result.trials as [TuneTrial, TuneTrial, TuneTrial];
+    expect(result.trials.every((t) => t.verified)).toBe(true);
+    expect(ring.order).toBe(a.ms <= b.ms ? a.order : b.order);
+    expect(result.best.reduction).toBe(ring.ms < Math.min(a.ms, b.ms) ? 'ring' : undefined);
+    expect(progress.map((p) => p.total)).toEqual([3, 3, 3]);
+    for (const o of [{ ...four, reduction: 'one-shot' as const }, { ...four, ranks: 2 }]) {
+      const named = await tune({ ...o, orders: ['row-major'] });
+      expect(named.trials.map((t) => t.reduction)).toEqual([undefined]);
+    }
+  }, 120_000);
+
   it('throws when no candidate ran, with the error of the configuration itself', async () => {
     await expect(tune({ ...base, device, orders: ['row-major'], chunksPerRank: [1], blocks: [rejected] })).rejects.toThrow(/block 48x64x32/);
   });
@@ -221,6 +240,12 @@ describe('tunedRun', () => {
     const ag = { ...run, workload: 'ag-gemm', ranks: 4 } as const;
     cacheHolding({ ...result(tuneKey(adapterLabel(device), ag), 'grouped', 1), best: { order: 'grouped', chunksPerRank: 1, gather: 'one-shot', ms: 1 } });
     expect(await tunedRun(ag, [device], { warmup: 0 }, io)).toEqual({ ...ag, order: 'grouped', chunksPerRank: 1, gather: 'one-shot' });
+  });
+
+  it('runs with the cached reduction where tuning chose the other', async () => {
+    const rs = { ...run, workload: 'gemm-rs', ranks: 4 } as const;
+    cacheHolding({ ...result(tuneKey(adapterLabel(device), rs), 'grouped', 1), best: { order: 'grouped', chunksPerRank: 1, reduction: 'ring', ms: 1 } });
+    expect(await tunedRun(rs, [device], { warmup: 0 }, io)).toEqual({ ...rs, order: 'grouped', chunksPerRank: 1, reduction: 'ring' });
   });
 
   it('keeps the workload tile for an entry cached before tiles were tuned', async () => {

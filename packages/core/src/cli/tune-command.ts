@@ -27,7 +27,7 @@ async function tuneOne(run: RunOptions, handles: readonly DeviceHandle[], cmd: T
     timedRuns: cmd.runs,
     warmupRuns: cmd.warmup,
     warmupBusyMs: cmd.warmupBusyMs ?? 0,
-    onTrial: (t, { done, total }) => io.progress?.(`tuning ${run.workload}: ${done}/${total} (tile ${blockLabel(t.block)}, ${t.order}, ${t.chunksPerRank} chunks/rank${t.phasing ? `, ${t.phasing} phasing` : ''}${t.gather ? `, ${t.gather} gather` : ''})`),
+    onTrial: (t, { done, total }) => io.progress?.(`tuning ${run.workload}: ${done}/${total} (tile ${blockLabel(t.block)}, ${t.order}, ${t.chunksPerRank} chunks/rank${t.phasing ? `, ${t.phasing} phasing` : ''}${t.gather ? `, ${t.gather} gather` : ''}${t.reduction ? `, ${t.reduction} reduction` : ''})`),
   });
 }
 
@@ -41,9 +41,9 @@ export async function tunedRun(run: RunOptions, handles: readonly DeviceHandle[]
     result = await tuneOne(run, handles, { runs: 10, ...cmd }, io);
     cache.put(result);
   }
-  const { order, chunksPerRank, block, phasing, gather } = result.best;
+  const { order, chunksPerRank, block, phasing, gather, reduction } = result.best;
   // an entry cached before tiles were tuned has no block: the workload keeps its own
-  return { ...run, order, chunksPerRank, ...(block && { block }), ...(phasing && { phasing }), ...(gather && { gather }) };
+  return { ...run, order, chunksPerRank, ...(block && { block }), ...(phasing && { phasing }), ...(gather && { gather }), ...(reduction && { reduction }) };
 }
 
 function trialTime(t: TuneTrial): string {
@@ -53,11 +53,11 @@ function trialTime(t: TuneTrial): string {
 
 function formatTune(r: TuneResult, file: string): string {
   const rows = r.trials.map((t) => {
-    const best = t.order === r.best.order && t.chunksPerRank === r.best.chunksPerRank && sameBlock(t.block, r.best.block) && t.phasing === r.best.phasing && t.gather === r.best.gather;
+    const best = t.order === r.best.order && t.chunksPerRank === r.best.chunksPerRank && sameBlock(t.block, r.best.block) && t.phasing === r.best.phasing && t.gather === r.best.gather && t.reduction === r.best.reduction;
     // The phasing trial says how its rounds compared the two (autotune.ts, phasingTrial).
     const rounds = t.overlapInterval ? `  (overlap vs this in rounds ${t.overlapRatio!.toFixed(2)}x, ${t.overlapInterval[0].toFixed(2)}–${t.overlapInterval[1].toFixed(2)})` : '';
-    const gathered = t.gather ? `  (${t.gather} gather)` : '';
-    const note = t.error !== undefined ? `  ${t.error.split('\n')[0]}` : `${gathered}${rounds}${best ? '  <- best' : ''}`;
+    const plan = `${t.gather ? `  (${t.gather} gather)` : ''}${t.reduction ? `  (${t.reduction} reduction)` : ''}`;
+    const note = t.error !== undefined ? `  ${t.error.split('\n')[0]}` : `${plan}${rounds}${best ? '  <- best' : ''}`;
     return `  ${blockLabel(t.block).padEnd(11)} ${t.order.padEnd(14)} ${String(t.chunksPerRank).padStart(11)}  ${(t.phasing ?? 'overlap').padEnd(10)}  ${trialTime(t).padStart(12)}${note}`;
   });
   const header = `  ${'tile'.padEnd(11)} ${'order'.padEnd(14)} ${'chunks/rank'.padStart(11)}  ${'phasing'.padEnd(10)}  ${'fused'.padStart(12)}`;

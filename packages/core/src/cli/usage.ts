@@ -89,15 +89,16 @@ applies to every workload, which otherwise keeps its defaults):
   --out DIR                 also write bench.json, bench.md and speedup.svg into DIR, with
                             trace.json and timeline.svg of one more fused run
   --trace FILE              the Chrome trace of one more fused run of the first workload
-  --tuned                   each workload at the tile, order, chunk count, gather and phasing tune
+  --tuned                   each workload at the tile, order, chunk count, plan and phasing tune
                             chose (tuned now when the cache has none)
 
 tune (the options of bench but --out, --trace, --tuned): --order and --chunks-per-rank are the
 candidates (default ${DEFAULT_TUNE_ORDERS.join(',')} and ${DEFAULT_TUNE_CHUNKS.join(',')}), --runs per candidate
 (default ${DEFAULT_TUNE_RUNS}); the cache is $SYNCOPATE_CACHE_DIR/tune.json (default ~/.cache/syncopate)
 ag-gemm and gemm-rs tune the GEMM tile too: each tile at the first order and chunk count, then
-every order and chunk count at the fastest tile; ag-gemm and ring-attn over more than two ranks
-without --gather, the fastest gathered one-shot too; with --devices above 1, the fastest is timed
+every order and chunk count at the fastest tile; over more than two ranks, ag-gemm and ring-attn
+without --gather, the fastest gathered one-shot too, and gemm-rs and gemv-ar without --reduction,
+the fastest with the other reduction too; with --devices above 1, the fastest is timed
 once more with no transfer beside compute (sequential phasing: the sequential variant)
 
 exit codes: 0 success; 1 the kernel did not compile (or its IR or plan file is malformed),

@@ -3,17 +3,17 @@
  * tests, benchmarks and the `syncopate` CLI.
  */
 import { UsageError } from './errors.js';
-import { agGemm, gemmRs } from './gemm.js';
-import { gemvAr } from './gemv.js';
+import { agGemm, defaultReduction, gemmRs } from './gemm.js';
+import { GEMV_DEFAULT_REDUCTION, gemvAr } from './gemv.js';
 import { a2aGemm } from './a2a.js';
 import { embedA2a } from './embed-a2a.js';
 import { ringAttn } from './ring-attn.js';
-import type { Workload, WorkloadName } from './types.js';
+import type { ReductionPlan, Workload, WorkloadName } from './types.js';
 
 export * from './types.js';
 export * from './errors.js';
 export * from './report.js';
-export { BLOCK_K, BLOCK_MN, defaultBlock, shrinkBlock, simtGemmBlock, tensorCoreBlock, validateGemmOptions, wideTensorCoreBlock } from './gemm.js';
+export { BLOCK_K, BLOCK_MN, defaultBlock, defaultReduction, shrinkBlock, simtGemmBlock, tensorCoreBlock, validateGemmOptions, wideTensorCoreBlock } from './gemm.js';
 export { DEFAULT_POOLING, EMBED_BLOCK_M, embedA2a, gatherRow } from './embed-a2a.js';
 export { a2aGemm, a2aKernel, a2aLayout, a2aPlan, defaultSplits, type A2aLayout } from './a2a.js';
 export { defaultGemvBlock, GEMV_BLOCK_M, gemvKernel, validateGemvOptions } from './gemv.js';
@@ -35,6 +35,12 @@ export const WORKLOAD_NAMES = Object.keys(workloads) as WorkloadName[];
 
 export function isWorkloadName(name: string): name is WorkloadName {
   return Object.hasOwn(workloads, name);
+}
+
+/** The reduction `workload` runs unless told, its ranks on `devices` devices; undefined for a workload without one. */
+export function defaultReductionOf(workload: WorkloadName, devices = 1): ReductionPlan | undefined {
+  if (workload === 'gemm-rs') return defaultReduction(devices);
+  return workload === 'gemv-ar' ? GEMV_DEFAULT_REDUCTION : undefined;
 }
 
 /** The workload called `name`; throws `UsageError` listing the known names. */
