@@ -3,7 +3,8 @@
  * kernel's tile scheduler. Orders: row-major, column-major, grouped (Triton's L2-friendly order),
  * chunk-arrival (per rank: tiles that need no chunk first, then tiles in the order their last chunk
  * arrives, the tiles of one chunk together; among those, tiles that complete early-step chunks
- * first), or a user function giving each tile of each rank a key. Chunk-arrival comes out as
+ * first, a reduce-add's destination tiles among them where both ends share a device), or a user
+ * function giving each tile of each rank a key. Chunk-arrival comes out as
  * `segments` (boxes of tiles per rank) when the tiles of each key form boxes, as a table otherwise.
  */
 import * as E from 'fp-ts/lib/Either.js';
