@@ -131,41 +131,27 @@ describe('tune searches the tile first, then the order and chunk count', () => {
     ]);
   }, 120_000);
 
-  it('times a gather over more than two ranks one-shot too, at the fastest candidate, and keeps the faster; not when the gather is named or two ranks', async () => {
-    const four = { ...base, ranks: 4, shape: { m: 64, n: 32, k: 32 }, device, orders: ['row-major', 'chunk-arrival'] as const, chunksPerRank: [1], blocks: [undefined] };
-    const { result, progress } = await tuneWithProgress({ ...four, orders: [...four.orders] });
-    expect(result.trials.map((t) => [t.order, t.gather])).toEqual([
-      ['row-major', undefined],
-      ['chunk-arrival', undefined],
-      [expect.any(String), 'one-shot'],
-    ]);
-    const [a, b, oneShot] = result.trials as [TuneTrial, TuneTrial, TuneTrial];
-    expect(result.trials.every((t) => t.verified)).toBe(true);
-    expect(oneShot.order).toBe(a.ms <= b.ms ? a.order : b.order);
-    expect(result.best.gather).toBe(oneShot.ms < Math.min(a.ms, b.ms) ? 'one-shot' : undefined);
-    expect(progress.map((p) => p.total)).toEqual([3, 3, 3]);
-    for (const o of [{ ...four, gather: 'ring' as const }, { ...four, ranks: 2 }]) {
-      const named = await tune({ ...o, orders: ['row-major'] });
-      expect(named.trials.map((t) => t.gather)).toEqual([undefined]);
-    }
-  }, 120_000);
-
-  it('times a reduction over more than two ranks the other way too (the ring, on one device), and keeps the faster; not when named or two ranks', async () => {
-    const four = { ...base, workload: 'gemm-rs' as const, ranks: 4, shape: { m: 64, n: 32, k: 32 }, device, orders: ['row-major', 'chunk-arrival'] as RunOrder[], chunksPerRank: [1], blocks: [undefined] };
+  // Over more than two ranks, with the plan not named: the other one at the fastest candidate.
+  it.each([
+    { workload: 'ag-gemm', plan: 'gather', other: 'one-shot', named: 'ring' },
+    // gemm-rs reduces one-shot on one device: the trial is the ring.
+    { workload: 'gemm-rs', plan: 'reduction', other: 'ring', named: 'one-shot' },
+  ] as const)('$workload: times the $plan the other way too ($other), at the fastest candidate, and keeps the faster; not when named or two ranks', async ({ workload, plan, other, named }) => {
+    const four = { ...base, workload, ranks: 4, shape: { m: 64, n: 32, k: 32 }, device, orders: ['row-major', 'chunk-arrival'] as RunOrder[], chunksPerRank: [1], blocks: [undefined] };
     const { result, progress } = await tuneWithProgress(four);
-    expect(result.trials.map((t) => [t.order, t.reduction])).toEqual([
+    expect(result.trials.map((t) => [t.order, t[plan]])).toEqual([
       ['row-major', undefined],
       ['chunk-arrival', undefined],
-      [expect.any(String), 'ring'],
+      [expect.any(String), other],
     ]);
-    const [a, b, ring] = result.trials as [TuneTrial, TuneTrial, TuneTrial];
+    const [a, b, trial] = result.trials as [TuneTrial, TuneTrial, TuneTrial];
     expect(result.trials.every((t) => t.verified)).toBe(true);
-    expect(ring.order).toBe(a.ms <= b.ms ? a.order : b.order);
-    expect(result.best.reduction).toBe(ring.ms < Math.min(a.ms, b.ms) ? 'ring' : undefined);
+    expect(trial.order).toBe(a.ms <= b.ms ? a.order : b.order);
+    expect(result.best[plan]).toBe(trial.ms < Math.min(a.ms, b.ms) ? other : undefined);
     expect(progress.map((p) => p.total)).toEqual([3, 3, 3]);
-    for (const o of [{ ...four, reduction: 'one-shot' as const }, { ...four, ranks: 2 }]) {
-      const named = await tune({ ...o, orders: ['row-major'] });
-      expect(named.trials.map((t) => t.reduction)).toEqual([undefined]);
+    for (const o of [{ ...four, [plan]: named }, { ...four, ranks: 2 }]) {
+      const untried = await tune({ ...o, orders: ['row-major'] });
+      expect(untried.trials.map((t) => [t.gather, t.reduction])).toEqual([[undefined, undefined]]);
     }
   }, 120_000);
 
