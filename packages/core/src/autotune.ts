@@ -35,7 +35,7 @@ export { blockLabel, tuneBlocks } from './tune-blocks.js';
 export interface TuneCandidate {
   readonly order: RunOrder;
   readonly chunksPerRank: number;
-  /** The GEMM tile; absent: the workload's own choice (`tensorCoreBlock` on tensor cores, else `defaultBlock`). */
+  /** The GEMM tile; absent: the workload's own choice (`wideTensorCoreBlock` on tensor cores, else `simtGemmBlock`). */
   readonly block?: BlockShape;
   /** `sequential`: transfers between devices not beside compute (RunOptions.phasing); absent: overlap. */
   readonly phasing?: 'sequential';

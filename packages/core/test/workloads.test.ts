@@ -287,7 +287,7 @@ describe('helpers', () => {
     expect(validateGemmOptions('ag-gemm', { ranks: 2, shape, dtype: 'f16' })).toEqual(defaultBlock(shape));
   });
 
-  it('tensorCoreBlock is 128x128x64 (ag-gemm 128x256x32), shrunk likewise, K at least one 16-deep matrix; the GEMM workloads accept theirs; 256-wide tiles in f16 only', () => {
+  it('tensorCoreBlock is 128x128x64 (the GEMM workloads take wideTensorCoreBlock, 128x256x32), shrunk likewise, K at least one 16-deep matrix; the GEMM workloads accept theirs; 256-wide tiles in f16 only', () => {
     expect(tensorCoreBlock({ m: 4096, n: 512, k: 4096 })).toEqual({ m: 128, n: 128, k: 64 });
     expect(tensorCoreBlock({ m: 100, n: 40, k: 8 })).toEqual({ m: 128, n: 64, k: 16 });
     expect(wideTensorCoreBlock({ m: 4096, n: 512, k: 4096 })).toEqual({ m: 128, n: 256, k: 32 });
@@ -296,7 +296,7 @@ describe('helpers', () => {
     expect(() => getWorkload('gemm-rs').build({ ranks: 2, shape: { m: 4096, n: 512, k: 4096 }, dtype: 'f32', block: { m: 128, n: 256, k: 16 } })).toThrow(/m and n must be one of 16, 32, 64, 128,/);
     for (const [w, tile] of [
       [getWorkload('ag-gemm'), { m: 128, n: 256, k: 32 }],
-      [getWorkload('gemm-rs'), { m: 128, n: 128, k: 64 }],
+      [getWorkload('gemm-rs'), { m: 128, n: 256, k: 32 }],
     ] as const) {
       const o = { ranks: 2, shape: { m: 4096, n: 512, k: 4096 }, dtype: 'f16' as const };
       expect(w.tensorCoreBlock?.(o)).toEqual(tile);

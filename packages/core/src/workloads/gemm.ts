@@ -55,7 +55,7 @@ const SIMT_GEMM_TILE: BlockShape = { m: 128, n: 128, k: 8 };
 
 /**
  * The GEMM workloads' tile where none is given (ag-gemm, gemm-rs, a2a-gemm's experts; f16 on tensor
- * cores takes `tensorCoreBlock` instead): in f32, 128x128x8 where the output C is at least 1024 x 512,
+ * cores takes `wideTensorCoreBlock` instead): in f32, 128x128x8 where the output C is at least 1024 x 512,
  * else defaultBlock (f16 on SIMT keeps it too: 128x128x8 was measured in f32 only). 128x128x8 was the fastest f32 SIMT tile on the
  * H100 (32.1 TFLOP/s at 4096³) and the suite's GEMM rows set it; against the old default 64x64x32, in
  * one process (`syncopate tune`, two H200s): fused ag-gemm 4096x2048x4096 on 2 GPUs 4.31 against 6.67
@@ -69,20 +69,22 @@ export function simtGemmBlock(shape: WorkloadShape, dtype: WorkloadDType): Block
 }
 
 /**
- * The tile where the dots lower to subgroup matrices (tensor cores): 128x128x64, shrunk for small
- * shapes (K at least one 16-deep matrix). On the H100 128x256x16 ran the square GEMM faster (237.6
- * against 205.1 TFLOP/s at 8192³) but the workloads' own GEMMs slower (gemm-rs, 4 ranks, 4096x4096x1024
- * a rank: 0.993 ms of compute against 0.697), so it is the tuner's to pick (benchmarks/gemm.md,
- * 2026-11-25 calls 7 and 8).
+ * A tile for dots on subgroup matrices (tensor cores): 128x128x64, shrunk for small shapes (K at least
+ * one 16-deep matrix). The GEMM workloads now take `wideTensorCoreBlock`; this one stays among the
+ * tuner's. On the H100 128x256x16 ran the square GEMM faster (237.6 against 205.1 TFLOP/s at 8192³) but
+ * the workloads' own GEMMs slower (gemm-rs, 4 ranks, 4096x4096x1024 a rank: 0.993 ms of compute against
+ * 0.697; benchmarks/gemm.md, 2026-11-25 calls 7 and 8).
  */
 export function tensorCoreBlock(shape: WorkloadShape): BlockShape {
   return shrinkBlock({ m: 128, n: 128, k: 64 }, shape, 16);
 }
 
 /**
- * ag-gemm's tile on subgroup matrices: 128x256x32, shrunk like tensorCoreBlock. On the H100 the tuner
- * found it fastest inside ag-gemm (8 ranks, 4096x512x4096 a rank: fused 1.21 → 1.00 ms against
- * 128x128x64) while gemm-rs kept 128x128x64 (benchmarks/README.md, 2026-11-25 night, call 7).
+ * ag-gemm's and gemm-rs's tile on subgroup matrices: 128x256x32, shrunk like tensorCoreBlock. On the
+ * H100 the tuner found it fastest inside ag-gemm (8 ranks, 4096x512x4096 a rank: fused 1.21 → 1.00 ms
+ * against 128x128x64; benchmarks/README.md, 2026-11-25 night, call 7), and inside gemm-rs once it
+ * reduced one-shot (half the tiles, half the arrives: fused at 2 / 4 / 8 ranks 0.758 / 0.828 / 1.181 →
+ * 0.708 / 0.765 / 1.090 ms; 2026-11-26, session of 20:31, call 10).
  */
 export function wideTensorCoreBlock(shape: WorkloadShape): BlockShape {
   return shrinkBlock({ m: 128, n: 256, k: 32 }, shape, 16);
@@ -190,7 +192,7 @@ export const gemmRs: Workload = {
   defaults: { m: 256, n: 256, k: 256 },
   defaultRanks: 4,
   outputs: ['C'],
-  tensorCoreBlock: (o) => (o.dtype === 'f16' ? tensorCoreBlock(o.shape) : undefined),
+  tensorCoreBlock: (o) => (o.dtype === 'f16' ? wideTensorCoreBlock(o.shape) : undefined),
   // Σ over ranks of K-term products: K·R terms of integers in [-2, 2].
   tolerance: (o) => gemmTolerance(o.shape.k * o.ranks, 2, 2, true),
   build(o): { kernel: Module; plan: ChunkPlan } {
