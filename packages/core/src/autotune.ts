@@ -18,7 +18,7 @@
  * the plan, so every variant of a tuned run moves its data alike. Gathers one-shot (ring attention over
  * two H100s ran 1.5x faster so; on one H100 the f16 ag-gemm's fused kernel ran slower:
  * benchmarks/README.md, 2026-11-26, session of 18:26); reductions the other way than the placement's
- * default (`defaultReductionOf`: gemm-rs one-shot on one device, the ring over several, each measured
+ * default (`Workload.defaultReduction`: gemm-rs one-shot on one device, the ring over several, each measured
  * faster there only on the rows run: session of 20:31).
  *
  * A candidate that throws (a tile whose pipeline the adapter cannot create: 128x128x64 f16 needs more
@@ -28,7 +28,7 @@
 import { benchPhasings, candidateBackend } from './bench.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { sameBlock, tuneBlocks } from './tune-blocks.js';
-import { defaultReductionOf, PLAN_WORKLOADS, RUN_ORDERS, type BlockShape, type GatherPlan, type ReductionPlan, type RunOrder } from './workloads/index.js';
+import { getWorkload, PLAN_WORKLOADS, RUN_ORDERS, type BlockShape, type GatherPlan, type ReductionPlan, type RunOrder } from './workloads/index.js';
 
 export { blockLabel, tuneBlocks } from './tune-blocks.js';
 
@@ -126,7 +126,7 @@ function planOf(c: TuneCandidate): Pick<TuneCandidate, 'gather' | 'reduction'> {
 function otherPlan(o: TuneOptions, devices: number): Pick<TuneCandidate, 'gather' | 'reduction'> | undefined {
   if (o.ranks <= 2) return undefined;
   if (PLAN_WORKLOADS.gather.includes(o.workload)) return o.gather === undefined ? { gather: 'one-shot' } : undefined;
-  const own = defaultReductionOf(o.workload, devices);
+  const own = getWorkload(o.workload).defaultReduction?.(devices);
   return own !== undefined && o.reduction === undefined ? { reduction: own === 'ring' ? 'one-shot' : 'ring' } : undefined;
 }
 

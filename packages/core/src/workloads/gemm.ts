@@ -193,6 +193,7 @@ export const gemmRs: Workload = {
   defaultRanks: 4,
   outputs: ['C'],
   tensorCoreBlock: (o) => (o.dtype === 'f16' ? wideTensorCoreBlock(o.shape) : undefined),
+  defaultReduction,
   // Σ over ranks of K-term products: K·R terms of integers in [-2, 2].
   tolerance: (o) => gemmTolerance(o.shape.k * o.ranks, 2, 2, true),
   build(o): { kernel: Module; plan: ChunkPlan } {

@@ -114,6 +114,7 @@ export const gemvAr: Workload = {
   defaults: { m: 16, n: 256, k: 1024 },
   defaultRanks: 4,
   outputs: ['Y'],
+  defaultReduction: () => GEMV_DEFAULT_REDUCTION,
   build(o): { kernel: Module; plan: ChunkPlan } {
     const block = validateGemvOptions(o);
     const kernel = gemvKernel(o, block);

@@ -3,12 +3,12 @@
  * tests, benchmarks and the `syncopate` CLI.
  */
 import { UsageError } from './errors.js';
-import { agGemm, defaultReduction, gemmRs } from './gemm.js';
-import { GEMV_DEFAULT_REDUCTION, gemvAr } from './gemv.js';
+import { agGemm, gemmRs } from './gemm.js';
+import { gemvAr } from './gemv.js';
 import { a2aGemm } from './a2a.js';
 import { embedA2a } from './embed-a2a.js';
 import { ringAttn } from './ring-attn.js';
-import type { ReductionPlan, Workload, WorkloadName } from './types.js';
+import type { Workload, WorkloadName } from './types.js';
 
 export * from './types.js';
 export * from './errors.js';
@@ -35,12 +35,6 @@ export const WORKLOAD_NAMES = Object.keys(workloads) as WorkloadName[];
 
 export function isWorkloadName(name: string): name is WorkloadName {
   return Object.hasOwn(workloads, name);
-}
-
-/** The reduction `workload` runs unless told, its ranks on `devices` devices; undefined for a workload without one. */
-export function defaultReductionOf(workload: WorkloadName, devices = 1): ReductionPlan | undefined {
-  if (workload === 'gemm-rs') return defaultReduction(devices);
-  return workload === 'gemv-ar' ? GEMV_DEFAULT_REDUCTION : undefined;
 }
 
 /** The workload called `name`; throws `UsageError` listing the known names. */

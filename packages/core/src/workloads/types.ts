@@ -89,6 +89,8 @@ export interface Workload {
    * workloads whose inputs do not depend on the tile.
    */
   tensorCoreBlock?(o: WorkloadOptions): BlockShape | undefined;
+  /** gemm-rs, gemv-ar: the reduction `build` takes unless `o.reduction` names one, its ranks on `devices` devices. */
+  defaultReduction?(devices: number): ReductionPlan;
   /**
    * Every tensor of the kernel, per rank. A sharded tensor holds data only in the rank's own shard
    * (zeros elsewhere); a rank-local input holds each rank's own data; outputs start as zeros.
