@@ -110,25 +110,40 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
 }
 
 /** Elements of a part each invocation moves a round; see emitMoveChunk. */
-const MOVE_UNROLL = 4;
+const MOVE_UNROLL = 8;
 /** Members of a merged reduce-add each round reads before adding. */
 const MEMBER_GROUP = 8;
 
 /**
  * The coordinates of a part's element `e` along the tensor's own axes (lanes MAX_DIMS − rank … 3; the
  * others 0). Each lane costs integer divisions per element, so the outermost axis takes no modulo and
- * axes the tensor lacks take nothing.
+ * axes the tensor lacks take nothing. `extents` holds a lane's extent where every part of the tensor
+ * has the same one: a literal, which the compiler divides by with multiplies and shifts, not the
+ * descriptor's word, which costs a division instruction sequence per element.
  */
-function partCoordinates(rank: number, e: string): string {
-  const inner = ['extent.y * extent.z * extent.w', 'extent.z * extent.w', 'extent.w', ''];
-  const extent = ['extent.x', 'extent.y', 'extent.z', 'extent.w'];
+function partCoordinates(rank: number, e: string, extents: readonly (number | undefined)[]): string {
+  const names = ['x', 'y', 'z', 'w'];
+  const extent = (i: number) => (extents[i] === undefined ? `extent.${names[i]}` : `${extents[i]}u`);
+  const inner = (i: number) => [...Array(MAX_DIMS - 1 - i).keys()].map((j) => extent(i + 1 + j)).join(' * ');
   const outer = MAX_DIMS - rank;
   const lane = (i: number) => {
     if (i < outer) return '0u';
-    const quotient = inner[i] === '' ? e : `${e} / (${inner[i]})`;
-    return i === outer ? quotient : `${inner[i] === '' ? e : `(${quotient})`} % ${extent[i]}`;
+    const quotient = inner(i) === '' ? e : `${e} / (${inner(i)})`;
+    return i === outer ? quotient : `${inner(i) === '' ? e : `(${quotient})`} % ${extent(i)}`;
   };
   return `vec4u(${[0, 1, 2, 3].map(lane).join(', ')})`;
+}
+
+/** Each descriptor lane's extent where all parts on `tensor` share it (see partCoordinates), else undefined. */
+function sharedExtents(ctx: SignalContext, tensor: string): (number | undefined)[] {
+  const boxes = ctx.table.parts.filter((p) => ctx.table.entries[p.chunk]!.chunk.tensor === tensor).map((p) => p.region);
+  const rank = boxes[0]?.lo.length ?? 0;
+  return [...Array(MAX_DIMS).keys()].map((lane) => {
+    const axis = lane - (MAX_DIMS - rank);
+    if (axis < 0) return undefined;
+    const sizes = new Set(boxes.map((b) => b.hi[axis]! - b.lo[axis]!));
+    return sizes.size === 1 ? [...sizes][0] : undefined;
+  });
 }
 
 /**
@@ -168,45 +183,47 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
         const strides = t.shape.map((_, i) => t.shape.slice(i + 1).reduce((a, b) => a * b, 1));
         // Axes are right-aligned in the descriptor: the tensor's axis i is lane MAX_DIMS - rank + i.
         const offset = (x: string) => strides.map((s, i) => `${x}[${MAX_DIMS - t.shape.length + i}] * ${s}u`).join(' + ');
+        const extents = sharedExtents(ctx, t.name);
         w.block(`case ${t.binding}u:`, () => {
           w.line(`let target_base = dst * ${t.elementsPerRank}u;`);
-          w.block(`for (var e0 = lid; e0 < elements; e0 += ${MOVE_UNROLL}u * WORKGROUP_SIZE)`, () => {
-            // A lane past the part's end moves element e0 again and does not store it.
-            for (const u of lanes.slice(1)) w.line(`let in${u} = e0 + ${u}u * WORKGROUP_SIZE < elements;`);
-            for (const u of lanes) {
-              if (u > 0) w.line(`let e${u} = select(e0, e0 + ${u}u * WORKGROUP_SIZE, in${u});`);
-              w.line(`let x${u} = lo + ${partCoordinates(t.shape.length, `e${u}`)};`);
-              w.line(`let at${u} = ${offset(`x${u}`)};`);
-            }
-            const storeAll = (value: (u: number) => string) => {
-              w.line(`${ref}[target_base + at0] = ${value(0)};`);
-              for (const u of lanes.slice(1)) w.line(`if (in${u}) { ${ref}[target_base + at${u}] = ${value(u)}; }`);
-            };
-            const single = () => {
-              w.line(`let source_base = src * ${t.elementsPerRank}u;`);
+          // Every invocation visits the same elements in each loop over the part: what it stored it rereads.
+          const elementLoop = (body: () => void) =>
+            w.block(`for (var e0 = lid; e0 < elements; e0 += ${MOVE_UNROLL}u * WORKGROUP_SIZE)`, () => {
+              // A lane past the part's end moves element e0 again and does not store it.
+              for (const u of lanes.slice(1)) w.line(`let in${u} = e0 + ${u}u * WORKGROUP_SIZE < elements;`);
+              for (const u of lanes) {
+                if (u > 0) w.line(`let e${u} = select(e0, e0 + ${u}u * WORKGROUP_SIZE, in${u});`);
+                w.line(`let x${u} = lo + ${partCoordinates(t.shape.length, `e${u}`, extents)};`);
+                w.line(`let at${u} = ${offset(`x${u}`)};`);
+              }
+              body();
+              w.line(`${ref}[target_base + at0] = v0;`);
+              for (const u of lanes.slice(1)) w.line(`if (in${u}) { ${ref}[target_base + at${u}] = v${u}; }`);
+            });
+          const single = () => {
+            w.line(`let source_base = src * ${t.elementsPerRank}u;`);
+            elementLoop(() => {
               for (const u of lanes) w.line(`var v${u} = ${ref}[source_base + at${u}];`);
               w.line(`if (add) { ${lanes.map((u) => `v${u} = ${ref}[target_base + at${u}] + v${u};`).join(' ')} }`);
-              storeAll((u) => `v${u}`);
-            };
-            if (maxMembers === 0) {
-              single();
-              return;
-            }
-            w.block('if (members > 0u)', () => {
-              for (const u of lanes) w.line(`var acc${u} = ${ref}[target_base + at${u}];`);
-              w.block(`for (var m = 0u; m < members; m += ${group}u)`, () => {
-                for (let j = 0; j < group; j++) {
-                  const member = j === 0 ? 'm' : `min(m + ${j}u, members - 1u)`;
-                  w.line(`let base${j} = member_src[${member}] * ${t.elementsPerRank}u;`);
-                  w.line(`${lanes.map((u) => `let v${j}_${u} = ${ref}[base${j} + at${u}];`).join(' ')}`);
-                }
-                w.line(lanes.map((u) => `acc${u} += v0_${u};`).join(' '));
-                for (let j = 1; j < group; j++) w.line(`if (m + ${j}u < members) { ${lanes.map((u) => `acc${u} += v${j}_${u};`).join(' ')} }`);
-              });
-              storeAll((u) => `acc${u}`);
             });
-            w.block('else', single);
+          };
+          if (maxMembers === 0) {
+            single();
+            return;
+          }
+          // A round of members (one round up to MEMBER_GROUP) adds them into the destination.
+          w.block('if (members > 0u)', () => {
+            w.block(`for (var m = 0u; m < members; m += ${group}u)`, () => {
+              for (let j = 0; j < group; j++) w.line(`let base${j} = member_src[${j === 0 ? 'm' : `min(m + ${j}u, members - 1u)`}] * ${t.elementsPerRank}u;`);
+              elementLoop(() => {
+                for (const u of lanes) w.line(`var v${u} = ${ref}[target_base + at${u}];`);
+                for (let j = 0; j < group; j++) w.line(lanes.map((u) => `let v${j}_${u} = ${ref}[base${j} + at${u}];`).join(' '));
+                w.line(lanes.map((u) => `v${u} += v0_${u};`).join(' '));
+                for (let j = 1; j < group; j++) w.line(`if (m + ${j}u < members) { ${lanes.map((u) => `v${u} += v${j}_${u};`).join(' ')} }`);
+              });
+            });
           });
+          w.block('else', single);
         });
       }
       w.line('default: {}');
