@@ -197,21 +197,27 @@ describe('chunk table', () => {
     expect(fused.right.wgsl).not.toMatch(/count_requirement\(\d/);
   });
 
-  it('a move divides by a part width every part shares as a literal, by the descriptor\'s otherwise; a merged add reads its members\' ranks outside the element loop', () => {
-    const moveCode = (n: number) => {
+  it('a move divides by a part width all parts share as a literal, tests no lane past a part\'s end where all parts are whole rounds, and reads a merged add\'s member ranks outside the element loop', () => {
+    const moveCode = (n: number, blockM: number) => {
       const module = lowered(
-        gemmKernel({ m: 128, n, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }),
-        oneShotReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [128, n] }, axis: 0 }),
+        gemmKernel({ m: 256, n, k: 32, blockM, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }),
+        oneShotReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [256, n] }, axis: 0 }),
       );
       const fused = emitFusedKernel(module);
       if (E.isLeft(fused)) throw new Error(fused.left.map((d) => d.message).join('\n'));
+      expect(fused.right.wgsl).toContain('const WORKGROUP_SIZE: u32 = 256u;');
       return fused.right.wgsl.slice(fused.right.wgsl.indexOf('fn move_part'), fused.right.wgsl.indexOf('fn publish_pending'));
     };
-    // 64 columns: every part one 32-wide tile. 48: tiles of 32 and 16 columns.
-    const even = moveCode(64);
+    // 64 columns in tiles of 64x32: every part 2,048 elements, whole rounds of 8 x 256 invocations.
+    const even = moveCode(64, 64);
     expect(even).toContain('let x0 = lo + vec4u(0u, 0u, e0 / (32u), e0 % 32u);');
     expect(even).not.toContain('extent.w');
-    expect(moveCode(48)).toContain('let x0 = lo + vec4u(0u, 0u, e0 / (extent.w), e0 % extent.w);');
+    expect(even).toContain('let e1 = e0 + 1u * WORKGROUP_SIZE;');
+    expect(even).not.toContain('let in1');
+    // 48 columns in tiles of 32x32: parts 32 and 16 wide, of 1,024 and 512 elements.
+    const uneven = moveCode(48, 32);
+    expect(uneven).toContain('let x0 = lo + vec4u(0u, 0u, e0 / (extent.w), e0 % extent.w);');
+    expect(uneven).toContain('if (in7) {');
     const elementLoops = even.split('for (var e0 = lid;').slice(1).map((loop) => loop.slice(0, loop.indexOf('\n      }')));
     expect(elementLoops.length).toBeGreaterThan(1);
     for (const loop of elementLoops) expect(loop).not.toContain('member_src');

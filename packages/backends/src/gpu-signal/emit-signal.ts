@@ -30,6 +30,8 @@ export interface SignalContext {
   readonly name: (valueId: number) => string;
   /** Chunk names never published (fault injection). */
   readonly unpublished: ReadonlySet<string>;
+  /** Invocations of a workgroup. */
+  readonly workgroupSize: number;
 }
 
 function describe(ctx: SignalContext, c: number): string {
@@ -109,7 +111,11 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   emitPublishPending(w, ctx);
 }
 
-/** Elements of a part each invocation moves a round; see emitMoveChunk. */
+/**
+ * Elements of a part each invocation moves a round; see emitMoveChunk. 8, not 4: a merged add of eight
+ * members then has 64 loads in flight an invocation (gemm-rs f16 at 8 ranks on an H100: fused 1.088 →
+ * 0.979 ms); 16 was no faster there and takes lavapipe half again as long to compile (2026-11-26).
+ */
 const MOVE_UNROLL = 8;
 /** Members of a merged reduce-add each round reads before adding. */
 const MEMBER_GROUP = 8;
@@ -134,9 +140,12 @@ function partCoordinates(rank: number, e: string, extents: readonly (number | un
   return `vec4u(${[0, 1, 2, 3].map(lane).join(', ')})`;
 }
 
+/** The regions of the parts on `tensor`. */
+const partBoxes = (ctx: SignalContext, tensor: string) => ctx.table.parts.filter((p) => ctx.table.entries[p.chunk]!.chunk.tensor === tensor).map((p) => p.region);
+
 /** Each descriptor lane's extent where all parts on `tensor` share it (see partCoordinates), else undefined. */
 function sharedExtents(ctx: SignalContext, tensor: string): (number | undefined)[] {
-  const boxes = ctx.table.parts.filter((p) => ctx.table.entries[p.chunk]!.chunk.tensor === tensor).map((p) => p.region);
+  const boxes = partBoxes(ctx, tensor);
   const rank = boxes[0]?.lo.length ?? 0;
   return [...Array(MAX_DIMS).keys()].map((lane) => {
     const axis = lane - (MAX_DIMS - rank);
@@ -146,15 +155,21 @@ function sharedExtents(ctx: SignalContext, tensor: string): (number | undefined)
   });
 }
 
+/** Whether every part on `tensor` is whole rounds of `perRound` elements: no lane of a round is past its end. */
+function wholeRounds(ctx: SignalContext, tensor: string, perRound: number): boolean {
+  return partBoxes(ctx, tensor).every((b) => b.hi.reduce((n, h, i) => n * (h - b.lo[i]!), 1) % perRound === 0);
+}
+
 /**
  * Copies or adds one part's region, all invocations taking elements in turn; one case per tensor. A
- * merged lead adds the sources of all its members to the destination in one pass.
+ * merged lead adds the sources of all its members to the destination, a pass for each MEMBER_GROUP of them.
  *
  * Why rounds of MOVE_UNROLL elements with every load ahead of the adds and stores: a move is memory
  * bound, and an invocation that loads, then stores what it loaded, has one load in flight; with the
  * fused kernels' occupancy (one GEMM workgroup an SM) that held a reduce-scatter on the H100 to about
  * a tenth of HBM bandwidth. A merged lead likewise reads MEMBER_GROUP members a round (a member past
- * the last reads the last again and is not added: every read stays on published data).
+ * the last reads the last again and is not added: every read stays on published data); the members'
+ * bases are read once a round, before the loop over elements, not per element.
  */
 function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
   const tensors = [...new Set(ctx.table.entries.map((e) => e.chunk.tensor))].map((n) => ctx.tensors.get(n)!);
@@ -187,18 +202,19 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
         w.block(`case ${t.binding}u:`, () => {
           w.line(`let target_base = dst * ${t.elementsPerRank}u;`);
           // Every invocation visits the same elements in each loop over the part: what it stored it rereads.
+          const whole = wholeRounds(ctx, t.name, MOVE_UNROLL * ctx.workgroupSize);
           const elementLoop = (body: () => void) =>
             w.block(`for (var e0 = lid; e0 < elements; e0 += ${MOVE_UNROLL}u * WORKGROUP_SIZE)`, () => {
-              // A lane past the part's end moves element e0 again and does not store it.
-              for (const u of lanes.slice(1)) w.line(`let in${u} = e0 + ${u}u * WORKGROUP_SIZE < elements;`);
+              // Unless every part is whole rounds, a lane past the part's end moves element e0 again and
+              // does not store it.
+              if (!whole) for (const u of lanes.slice(1)) w.line(`let in${u} = e0 + ${u}u * WORKGROUP_SIZE < elements;`);
               for (const u of lanes) {
-                if (u > 0) w.line(`let e${u} = select(e0, e0 + ${u}u * WORKGROUP_SIZE, in${u});`);
+                if (u > 0) w.line(`let e${u} = ${whole ? `e0 + ${u}u * WORKGROUP_SIZE` : `select(e0, e0 + ${u}u * WORKGROUP_SIZE, in${u})`};`);
                 w.line(`let x${u} = lo + ${partCoordinates(t.shape.length, `e${u}`, extents)};`);
                 w.line(`let at${u} = ${offset(`x${u}`)};`);
               }
               body();
-              w.line(`${ref}[target_base + at0] = v0;`);
-              for (const u of lanes.slice(1)) w.line(`if (in${u}) { ${ref}[target_base + at${u}] = v${u}; }`);
+              for (const u of lanes) w.line(whole || u === 0 ? `${ref}[target_base + at${u}] = v${u};` : `if (in${u}) { ${ref}[target_base + at${u}] = v${u}; }`);
             });
           const single = () => {
             w.line(`let source_base = src * ${t.elementsPerRank}u;`);

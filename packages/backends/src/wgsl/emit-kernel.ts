@@ -169,6 +169,7 @@ class KernelEmitter {
       tensors: this.tensors,
       name: (id) => this.name(id),
       unpublished: new Set(options.unpublished ?? []),
+      workgroupSize: this.t.tx * this.t.ty,
     };
   }
 

@@ -103,34 +103,27 @@ fn move_part(part: u32, lid: u32) {
       let target_base = dst * 8192u;
       let source_base = src * 8192u;
       for (var e0 = lid; e0 < elements; e0 += 8u * WORKGROUP_SIZE) {
-        let in1 = e0 + 1u * WORKGROUP_SIZE < elements;
-        let in2 = e0 + 2u * WORKGROUP_SIZE < elements;
-        let in3 = e0 + 3u * WORKGROUP_SIZE < elements;
-        let in4 = e0 + 4u * WORKGROUP_SIZE < elements;
-        let in5 = e0 + 5u * WORKGROUP_SIZE < elements;
-        let in6 = e0 + 6u * WORKGROUP_SIZE < elements;
-        let in7 = e0 + 7u * WORKGROUP_SIZE < elements;
         let x0 = lo + vec4u(0u, 0u, e0 / (64u), e0 % 64u);
         let at0 = x0[2] * 64u + x0[3] * 1u;
-        let e1 = select(e0, e0 + 1u * WORKGROUP_SIZE, in1);
+        let e1 = e0 + 1u * WORKGROUP_SIZE;
         let x1 = lo + vec4u(0u, 0u, e1 / (64u), e1 % 64u);
         let at1 = x1[2] * 64u + x1[3] * 1u;
-        let e2 = select(e0, e0 + 2u * WORKGROUP_SIZE, in2);
+        let e2 = e0 + 2u * WORKGROUP_SIZE;
         let x2 = lo + vec4u(0u, 0u, e2 / (64u), e2 % 64u);
         let at2 = x2[2] * 64u + x2[3] * 1u;
-        let e3 = select(e0, e0 + 3u * WORKGROUP_SIZE, in3);
+        let e3 = e0 + 3u * WORKGROUP_SIZE;
         let x3 = lo + vec4u(0u, 0u, e3 / (64u), e3 % 64u);
         let at3 = x3[2] * 64u + x3[3] * 1u;
-        let e4 = select(e0, e0 + 4u * WORKGROUP_SIZE, in4);
+        let e4 = e0 + 4u * WORKGROUP_SIZE;
         let x4 = lo + vec4u(0u, 0u, e4 / (64u), e4 % 64u);
         let at4 = x4[2] * 64u + x4[3] * 1u;
-        let e5 = select(e0, e0 + 5u * WORKGROUP_SIZE, in5);
+        let e5 = e0 + 5u * WORKGROUP_SIZE;
         let x5 = lo + vec4u(0u, 0u, e5 / (64u), e5 % 64u);
         let at5 = x5[2] * 64u + x5[3] * 1u;
-        let e6 = select(e0, e0 + 6u * WORKGROUP_SIZE, in6);
+        let e6 = e0 + 6u * WORKGROUP_SIZE;
         let x6 = lo + vec4u(0u, 0u, e6 / (64u), e6 % 64u);
         let at6 = x6[2] * 64u + x6[3] * 1u;
-        let e7 = select(e0, e0 + 7u * WORKGROUP_SIZE, in7);
+        let e7 = e0 + 7u * WORKGROUP_SIZE;
         let x7 = lo + vec4u(0u, 0u, e7 / (64u), e7 % 64u);
         let at7 = x7[2] * 64u + x7[3] * 1u;
         var v0 = t_A[source_base + at0];
@@ -143,13 +136,13 @@ fn move_part(part: u32, lid: u32) {
         var v7 = t_A[source_base + at7];
         if (add) { v0 = t_A[target_base + at0] + v0; v1 = t_A[target_base + at1] + v1; v2 = t_A[target_base + at2] + v2; v3 = t_A[target_base + at3] + v3; v4 = t_A[target_base + at4] + v4; v5 = t_A[target_base + at5] + v5; v6 = t_A[target_base + at6] + v6; v7 = t_A[target_base + at7] + v7; }
         t_A[target_base + at0] = v0;
-        if (in1) { t_A[target_base + at1] = v1; }
-        if (in2) { t_A[target_base + at2] = v2; }
-        if (in3) { t_A[target_base + at3] = v3; }
-        if (in4) { t_A[target_base + at4] = v4; }
-        if (in5) { t_A[target_base + at5] = v5; }
-        if (in6) { t_A[target_base + at6] = v6; }
-        if (in7) { t_A[target_base + at7] = v7; }
+        t_A[target_base + at1] = v1;
+        t_A[target_base + at2] = v2;
+        t_A[target_base + at3] = v3;
+        t_A[target_base + at4] = v4;
+        t_A[target_base + at5] = v5;
+        t_A[target_base + at6] = v6;
+        t_A[target_base + at7] = v7;
       }
     }
     default: {}
