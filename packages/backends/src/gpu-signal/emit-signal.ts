@@ -201,7 +201,8 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
         const extents = sharedExtents(ctx, t.name);
         w.block(`case ${t.binding}u:`, () => {
           w.line(`let target_base = dst * ${t.elementsPerRank}u;`);
-          // Every invocation visits the same elements in each loop over the part: what it stored it rereads.
+          // Each loop over the part gives every invocation the same elements, so a later round of members
+          // rereads only what this invocation stored: no barrier between rounds.
           const whole = wholeRounds(ctx, t.name, MOVE_UNROLL * ctx.workgroupSize);
           const elementLoop = (body: () => void) =>
             w.block(`for (var e0 = lid; e0 < elements; e0 += ${MOVE_UNROLL}u * WORKGROUP_SIZE)`, () => {
@@ -227,7 +228,7 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
             single();
             return;
           }
-          // A round of members (one round up to MEMBER_GROUP) adds them into the destination.
+          // Each round adds up to MEMBER_GROUP members into the destination.
           w.block('if (members > 0u)', () => {
             w.block(`for (var m = 0u; m < members; m += ${group}u)`, () => {
               for (let j = 0; j < group; j++) w.line(`let base${j} = member_src[${j === 0 ? 'm' : `min(m + ${j}u, members - 1u)`}] * ${t.elementsPerRank}u;`);
