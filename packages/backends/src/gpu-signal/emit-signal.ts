@@ -113,8 +113,8 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
 
 /**
  * Elements of a part each invocation moves a round; see emitMoveChunk. 8, not 4: a merged add of eight
- * members then has 64 loads in flight an invocation (gemm-rs f16 at 8 ranks on an H100: fused 1.088 →
- * 0.979 ms); 16 was no faster there and takes lavapipe half again as long to compile (2026-11-26).
+ * members then has 64 loads in flight an invocation (gemm-rs f16 at 8 ranks on an H100, one call: fused
+ * 1.088 → 0.978 ms); 16 was no faster there and takes lavapipe half again as long to compile (2026-11-26).
  */
 const MOVE_UNROLL = 8;
 /** Members of a merged reduce-add each round reads before adding. */
