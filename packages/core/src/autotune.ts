@@ -26,6 +26,7 @@
  * tune; `tune` throws only when no candidate verified.
  */
 import { benchPhasings, candidateBackend } from './bench.js';
+import { devicesOf } from './run-devices.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { sameBlock, tuneBlocks } from './tune-blocks.js';
 import { getWorkload, PLAN_WORKLOADS, RUN_ORDERS, type BlockShape, type GatherPlan, type ReductionPlan, type RunOrder } from './workloads/index.js';
@@ -154,7 +155,7 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
   let untimedTiles = blocks;
   // every order × chunk count but the first, which the tiles were timed at
   const pairs = orders.flatMap((order) => chunks.map((chunksPerRank) => ({ order, chunksPerRank }))).slice(1);
-  const devices = o.devices ?? o.handles?.length ?? 1;
+  const devices = devicesOf(o);
   const acrossDevices = devices > 1;
   const planTrial = otherPlan(o, devices);
   let trialsAfterTiles = pairs.length + (planTrial ? 1 : 0) + (acrossDevices ? 1 : 0);

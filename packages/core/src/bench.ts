@@ -11,6 +11,7 @@
  */
 import type { BlockShape, RunReport } from './workloads/index.js';
 import { mulberry32, shuffled } from './workloads/random.js';
+import { devicesOf } from './run-devices.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { PeerCopier, placeRanks, type HostCopier, type HostCopyStores } from '@syncopate/runtime';
 import { summarize, type Summary } from './stats.js';
@@ -382,7 +383,7 @@ export async function benchPhasings(o: BenchOptions): Promise<PhasingComparison>
 /** Whether the ranks land on more than one device (as runWorkload places them; a bad placement is its to report). */
 function spansDevices(o: BenchOptions): boolean {
   try {
-    return new Set(placeRanks(o.ranks, o.devices ?? o.handles?.length ?? 1, o.ranksPerDevice)).size > 1;
+    return new Set(placeRanks(o.ranks, devicesOf(o), o.ranksPerDevice)).size > 1;
   } catch {
     return false;
   }

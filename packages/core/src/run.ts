@@ -8,6 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { emitFusedKernel, emitPlacedKernels, type CodegenOptions, type DeviceView, type FusedKernel, type PlacedKernels } from '@syncopate/backends';
 import { hasRobustness, openDevices, openGpu, placeRanks, requestDevice, type DeviceHandle, type OpenGpuOptions, type RunResult } from '@syncopate/runtime';
 import { compileOrThrow, type CompiledKernel } from './compile.js';
+import { devicesOf } from './run-devices.js';
 import { CompileError } from './errors.js';
 import { PlacedSession, type PlacedSessionOptions } from './placed-session.js';
 import { FusedSession, type FusedRun } from './session.js';
@@ -113,10 +114,6 @@ export interface LoweredWorkload {
   readonly module: CompiledKernel['module'];
   readonly placed: PlacedKernels;
 }
-
-
-/** How many devices the run's ranks span. */
-const devicesOf = (o: RunWorkloadOptions) => o.devices ?? o.handles?.length ?? 1;
 
 /** Each rank's device. */
 function rankPlacement(o: RunWorkloadOptions): number[] {
