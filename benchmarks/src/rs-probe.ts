@@ -5,15 +5,18 @@
  *                per output tile: CodegenOptions.partShape 'tiles')
  *   fused-rows   gemm-rs and gemv-ar: the same with parts cut in rows across C's whole width ('rows',
  *                the cut before 2026-11-25: the last tile of a row band publishes all of the band's parts)
- *   unpublished  the fused kernel, its chunks never published (CodegenOptions.unpublished): the
- *                kernel's code and tile order without the moves' work; its output is not the answer
+ *   unpublished  the fused kernel, the chunks no tile waits on never published (CodegenOptions.unpublished):
+ *                the kernel's code and tile order without those moves' work (gemm-rs's and gemv-ar's
+ *                reductions, embed-a2a's all-to-all, a2a-gemm's combine); its output is not the answer
+ *   parts-xN     a2a-gemm and ag-gemm: the fused kernel with chunks cut N times coarser where cut in rows
+ *                (CodegenOptions.partElements; the parts ready at launch are fewer, larger token workgroups)
  *   compute      the kernel compiled without its plan, in the fused kernel's tile order
  *   compute-rm   the same in row-major order (the compute-alone figure of the suite)
  * fused − unpublished is what the moves (a reduction's adds, a gather's copies) cost inside the
  * dispatch; unpublished − compute what the kernel's signalling code and chunk bookkeeping cost without
- * them; compute − compute-rm the tile order. Where tiles wait for chunks (ag-gemm, a2a-gemm, ...), the
- * unpublished kernel's waits never end: it is timed only for workloads whose tiles wait for none
- * (gemm-rs, gemv-ar).
+ * them; compute − compute-rm the tile order. Chunks that tiles wait for stay published (a wait for one
+ * never published would never end); where every chunk is waited for (ag-gemm, ring-attn) there is no
+ * unpublished variant.
  *
  * --repeat N runs the verified variants (fused, fused-rows) N times each: a race shows as a run that
  * does not match the reference.
@@ -27,7 +30,9 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { PART_ELEMENTS } from '@syncopate/backends';
 import { compileOrThrow, getWorkload, runWorkload, WARMUP_BUSY_MS, type GatherPlan, type ReductionPlan, type RunWorkloadOptions, type WorkloadName } from '@syncopate/core';
+import { alignChunks } from '@syncopate/passes';
 import { openDevices } from '@syncopate/runtime';
 import { gpuShape } from './suite-shapes.js';
 
@@ -51,14 +56,15 @@ async function main(): Promise<void> {
       const shape = given ? { m: given[0]!, n: given[1]!, k: given[2]! } : gpuShape(workload, ranks, size);
       const base: RunWorkloadOptions = { workload, ranks, shape, dtype, ...plans, order: 'chunk-arrival', backend: 'auto', seed: 1, device: device!, timedRuns: 10, warmupRuns: 10, warmupBusyMs: WARMUP_BUSY_MS, verifyRows: 16 };
       const built = getWorkload(workload).build({ ranks, shape, dtype, ...plans });
-      const chunks = compileOrThrow(built.kernel, built.plan).module.chunks.map((c) => c.value.name);
-      const reductionOnly: [string, RunWorkloadOptions][] = [
-        ['fused-rows', { ...base, codegen: { partShape: 'rows' } }],
-        ['unpublished', { ...base, codegen: { unpublished: chunks }, verify: false }],
-      ];
+      const module = compileOrThrow(built.kernel, built.plan).module;
+      const waited = new Set(alignChunks(module).waits.map((u) => u.chunk.value.name));
+      const unwaited = module.chunks.map((c) => c.value.name).filter((name) => !waited.has(name));
+      const coarser = workload === 'a2a-gemm' || workload === 'ag-gemm' ? [4, 16] : [];
       const variants: [string, RunWorkloadOptions][] = [
         ['fused', base],
-        ...(reduces ? reductionOnly : []),
+        ...(reduces ? [['fused-rows', { ...base, codegen: { partShape: 'rows' } }] as [string, RunWorkloadOptions]] : []),
+        ...(unwaited.length > 0 ? [['unpublished', { ...base, codegen: { unpublished: unwaited }, verify: false }] as [string, RunWorkloadOptions]] : []),
+        ...coarser.map((n): [string, RunWorkloadOptions] => [`parts-x${n}`, { ...base, codegen: { partElements: n * PART_ELEMENTS } }]),
         ['compute', { ...base, withoutTransfers: true }],
         ['compute-rm', { ...base, withoutTransfers: true, order: 'row-major' }],
       ];

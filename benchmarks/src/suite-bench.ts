@@ -19,8 +19,8 @@
  * counts on two devices (default 2); --runs the timed runs a variant (default
  * 20, 5 with --quick); the copier flags (copier-args.ts: --ring, --read-ahead, --beside-compute,
  * --min-piece-kib, --max-piece-mib) the host copier's options (its defaults otherwise); --tune-phasing
- * runs each two-device row's fused variant at the phasing the tuner keeps (tunePhasing below: overlap,
- * or the sequential variant where overlap loses), the trials in the row's suite.jsonl line.
+ * runs each row's fused variant at the phasing the tuner keeps (tunePhasing below: overlap, or the
+ * sequential variant where overlap loses), the trials in the row's suite.jsonl line.
  *
  * With --dtype f16 and --target auto (the default) the GEMMs take the subgroup-matrix (tensor core) path where the adapter has it.
  *
@@ -35,6 +35,7 @@ import {
   benchWorkload,
   costModelTable,
   formatBenchSummary,
+  getWorkload,
   modelBench,
   speedupSvg,
   summarizeBench,
@@ -76,16 +77,18 @@ interface Case {
 }
 
 /**
- * The phasing the tuner keeps for a row over several devices (--tune-phasing): the fused variant at the
+ * The phasing the tuner keeps for a row (--tune-phasing): the fused variant at the
  * row's own tile, order and chunk count, timed with transfers beside compute, then against the
  * sequential variant in alternating rounds (autotune.ts, phasingTrial), each verified, before the
  * row's own rounds.
  */
 function tunePhasing(row: Omit<TuneOptions, 'orders' | 'chunksPerRank' | 'blocks'> & { readonly order: RunOrder; readonly chunksPerRank: number; readonly block?: BlockShape; readonly backend: string }) {
-  // The row's backend is left out: the tuner gives each candidate its own (candidateBackend). Its gather
-  // is named (the ring unless --gather): the row's variants all keep the row's plan, only the phasing is tuned.
+  // The row's backend is left out: the tuner gives each candidate its own (candidateBackend). Its plans
+  // are named (the ring gather unless --gather, the placement's reduction unless --reduction), so the
+  // tuner tries no other: the row's variants all keep the row's plan, only the phasing is tuned.
   const { order, chunksPerRank, block, backend: _backend, ...rest } = row;
-  return tune({ ...rest, gather: rest.gather ?? 'ring', orders: [order], chunksPerRank: [chunksPerRank], blocks: [block], verifyRows: VERIFY_ROWS, warmupBusyMs: WARMUP_BUSY_MS });
+  const reduction = rest.reduction ?? getWorkload(rest.workload).defaultReduction?.(rest.devices ?? 1);
+  return tune({ ...rest, gather: rest.gather ?? 'ring', ...(reduction && { reduction }), orders: [order], chunksPerRank: [chunksPerRank], blocks: [block], verifyRows: VERIFY_ROWS, warmupBusyMs: WARMUP_BUSY_MS });
 }
 
 /** How the two-device rows' peer copies crossed the host, for the heading (none on one device). */
@@ -150,7 +153,7 @@ async function main(): Promise<void> {
       try {
         const shape = gpuShape(c.workload, c.ranks, size);
         const block = c.workload === 'ag-gemm' || c.workload === 'gemm-rs' ? GEMM_BLOCK[dtype] : {};
-        const tuned = values['tune-phasing'] && c.handles.length > 1 ? await tunePhasing({ ...base, shape, ...block }) : undefined;
+        const tuned = values['tune-phasing'] ? await tunePhasing({ ...base, shape, ...block }) : undefined;
         const phasing = tuned?.best.phasing;
         const report = await benchWorkload({ ...base, shape, ...block, ...(phasing && { phasing }), verifyRows: VERIFY_ROWS, runs: values.runs ? Number(values.runs) : quick ? 5 : 20, warmup: 10, warmupBusyMs: WARMUP_BUSY_MS });
         reports.push({ section: c.section, report, run: { ...base, shape, ...(phasing && { phasing }) } });

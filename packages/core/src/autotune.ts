@@ -8,11 +8,13 @@
  * their product: first every candidate tile (`tuneBlocks`, or `blocks`) at the first order and chunk
  * count, then every order × chunk count at the fastest verified tile (the pair already timed is not
  * timed again). It assumes the tile, which sets the compute rate, ranks the same at any order and
- * chunk count. An explicit tile equal to the one the workload's own choice ran is skipped. Where the
- * ranks span devices, the fastest candidate is timed against sequential phasing (no transfer beside
- * compute: the sequential variant, `candidateBackend`) in alternating rounds (phasingTrial): with one
- * queue a device, overlap can lose (two H200s: a2a-gemm's fused run 0.90–0.93x sequential,
- * benchmarks/README.md, 2026-11-26), and a tuned run should never keep an overlap that loses.
+ * chunk count. An explicit tile equal to the one the workload's own choice ran is skipped. Last, the
+ * fastest candidate is timed against sequential phasing (no transfer beside compute: the sequential
+ * variant, `candidateBackend`) in alternating rounds (phasingTrial), and a tuned run never keeps an
+ * overlap that loses: over two devices with one queue each it can (two H200s: a2a-gemm's fused run
+ * 0.90–0.93x sequential, benchmarks/README.md, 2026-11-26), and on one device where there is little
+ * communication to hide (one H100: a2a-gemm's 0.1 ms of moves beside 2.5 ms of GEMM, fused 0.98x,
+ * session of 01:27 on 2026-11-27).
  * Before that, over more than two ranks (where both plans are one), a workload whose gather or
  * reduction is not named is timed with the other plan at the fastest candidate, and the faster kept:
  * the plan, so every variant of a tuned run moves its data alike. Gathers one-shot (ring attention over
@@ -155,10 +157,8 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
   let untimedTiles = blocks;
   // every order × chunk count but the first, which the tiles were timed at
   const pairs = orders.flatMap((order) => chunks.map((chunksPerRank) => ({ order, chunksPerRank }))).slice(1);
-  const devices = devicesOf(o);
-  const acrossDevices = devices > 1;
-  const planTrial = otherPlan(o, devices);
-  let trialsAfterTiles = pairs.length + (planTrial ? 1 : 0) + (acrossDevices ? 1 : 0);
+  const planTrial = otherPlan(o, devicesOf(o));
+  let trialsAfterTiles = pairs.length + (planTrial ? 1 : 0) + 1;
   let adapter = 'unknown adapter';
   const time = async (candidate: TuneCandidate): Promise<void> => {
     let trial: TuneTrial;
@@ -196,7 +196,7 @@ export async function tune(o: TuneOptions): Promise<TuneResult> {
   }
   const overlapBest = fastest(trials);
   let best = overlapBest;
-  if (acrossDevices && overlapBest) {
+  if (overlapBest) {
     trialsAfterTiles--;
     const phasing = await phasingTrial(o, overlapBest);
     trials.push(phasing.trial);

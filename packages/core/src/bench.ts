@@ -364,12 +364,12 @@ export interface PhasingComparison {
 }
 
 /**
- * Over several devices: the fused variant at overlap phasing against the sequential variant, those two
- * alone in alternating rounds (as benchWorkload times them, without the decomposed variant and the
- * parts timed alone: the tuner's phasing trial, at two fifths of a bench's runs).
+ * The fused variant at overlap phasing against the sequential variant, those two alone in alternating
+ * rounds (as benchWorkload times them over several devices, without the decomposed variant and the
+ * parts timed alone: the tuner's phasing trial, at two fifths of a bench's runs). On one device too:
+ * there the sequential program is the choice where the moves are too small to pay for the signalling.
  */
 export async function benchPhasings(o: BenchOptions): Promise<PhasingComparison> {
-  if (!spansDevices(o)) throw new RangeError('benchPhasings: the ranks must span devices (on one device there is no phasing to choose)');
   const { variants } = await timeInTurn({ ...o, phasing: 'overlap' }, ['sequential', 'fused'], false);
   const [sequential, overlap] = [variants.sequential!, variants.fused!];
   return {

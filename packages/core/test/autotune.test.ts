@@ -79,6 +79,20 @@ describe('tuneBlocks', () => {
   });
 });
 
+/**
+ * The trials before the last, which on one device too is the phasing trial: the fastest of them at
+ * sequential phasing, kept where its rounds had overlap slower.
+ */
+function overlapped(result: TuneResult): TuneTrial[] {
+  const trials = result.trials.slice(0, -1);
+  const last = result.trials.at(-1)!;
+  const fastest = trials.filter((t) => t.verified).sort((a, b) => a.ms - b.ms)[0]!;
+  expect(last).toMatchObject({ phasing: 'sequential', order: fastest.order, chunksPerRank: fastest.chunksPerRank, verified: true });
+  expect(last.block).toEqual(fastest.block);
+  expect(result.best.phasing).toBe(last.overlapRatio! < 1 ? 'sequential' : undefined);
+  return trials;
+}
+
 describe('tune searches the tile first, then the order and chunk count', () => {
   let device: DeviceHandle;
   beforeAll(async () => {
@@ -98,10 +112,12 @@ describe('tune searches the tile first, then the order and chunk count', () => {
     return { result, progress };
   }
 
+
   it('times each tile at the first order and chunk count, then the others at the fastest tile; a tile that throws is a failed trial', async () => {
     const { result, progress } = await tuneWithProgress({ ...base, device, orders: ['row-major', 'chunk-arrival'], chunksPerRank: [1], blocks: [small, rejected, medium] });
     const at = (t: TuneTrial): unknown => [t.block, t.order, t.chunksPerRank];
-    const phase1 = result.trials.slice(0, 3);
+    const trials = overlapped(result);
+    const phase1 = trials.slice(0, 3);
     expect(phase1.map(at)).toEqual([
       [small, 'row-major', 1],
       [rejected, 'row-major', 1],
@@ -110,24 +126,23 @@ describe('tune searches the tile first, then the order and chunk count', () => {
     expect(phase1[1]).toMatchObject({ verified: false, error: expect.stringMatching(/block 48x64x32/) });
     expect([phase1[0]!.verified, phase1[2]!.verified]).toEqual([true, true]);
     const tile = phase1[0]!.ms <= phase1[2]!.ms ? small : medium;
-    expect(result.trials.slice(3).map(at)).toEqual([[tile, 'chunk-arrival', 1]]);
-    expect(result.trials[3]!.verified).toBe(true);
-    expect(result.trials[3]).not.toHaveProperty('error');
-    expect(progress).toEqual([1, 2, 3, 4].map((done) => ({ done, total: 4 })));
+    expect(trials.slice(3).map(at)).toEqual([[tile, 'chunk-arrival', 1]]);
+    expect(trials[3]!.verified).toBe(true);
+    expect(trials[3]).not.toHaveProperty('error');
+    expect(progress).toEqual([1, 2, 3, 4, 5].map((done) => ({ done, total: 5 })));
 
-    const verified = result.trials.filter((t) => t.verified);
-    expect(result.best.ms).toBe(Math.min(...verified.map((t) => t.ms)));
-    const best = verified.find((t) => t.ms === result.best.ms)!;
-    expect(result.best).toEqual({ order: best.order, chunksPerRank: best.chunksPerRank, block: best.block, ms: best.ms });
+    const best = result.best.phasing ? result.trials.at(-1)! : trials.filter((t) => t.verified).sort((a, b) => a.ms - b.ms)[0]!;
+    expect(result.best).toEqual({ order: best.order, chunksPerRank: best.chunksPerRank, block: best.block, ms: best.ms, ...(best.phasing && { phasing: best.phasing }) });
     expect(result.best.block).toEqual(tile);
   }, 180_000);
 
   it('skips a tile the workload default already ran, and counts it out of the total', async () => {
     const { result, progress } = await tuneWithProgress({ ...base, device, orders: ['row-major'], chunksPerRank: [1], blocks: [undefined, defaultBlock(shape), small] });
-    expect(result.trials.map((t) => t.block)).toEqual([undefined, small]);
+    expect(overlapped(result).map((t) => t.block)).toEqual([undefined, small]);
     expect(progress).toEqual([
-      { done: 1, total: 2 },
-      { done: 2, total: 2 },
+      { done: 1, total: 3 },
+      { done: 2, total: 3 },
+      { done: 3, total: 3 },
     ]);
   }, 120_000);
 
@@ -139,19 +154,21 @@ describe('tune searches the tile first, then the order and chunk count', () => {
   ] as const)('$workload: times the $plan the other way too ($other), at the fastest candidate, and keeps the faster; not when named or two ranks', async ({ workload, plan, other, named }) => {
     const four = { ...base, workload, ranks: 4, shape: { m: 64, n: 32, k: 32 }, device, orders: ['row-major', 'chunk-arrival'] as RunOrder[], chunksPerRank: [1], blocks: [undefined] };
     const { result, progress } = await tuneWithProgress(four);
-    expect(result.trials.map((t) => [t.order, t[plan]])).toEqual([
+    const trials = overlapped(result);
+    expect(trials.map((t) => [t.order, t[plan]])).toEqual([
       ['row-major', undefined],
       ['chunk-arrival', undefined],
       [expect.any(String), other],
     ]);
-    const [a, b, trial] = result.trials as [TuneTrial, TuneTrial, TuneTrial];
-    expect(result.trials.every((t) => t.verified)).toBe(true);
+    const [a, b, trial] = trials as [TuneTrial, TuneTrial, TuneTrial];
+    expect(trials.every((t) => t.verified)).toBe(true);
     expect(trial.order).toBe(a.ms <= b.ms ? a.order : b.order);
+    // the phasing trial runs the faster plan, which the best keeps either way
     expect(result.best[plan]).toBe(trial.ms < Math.min(a.ms, b.ms) ? other : undefined);
-    expect(progress.map((p) => p.total)).toEqual([3, 3, 3]);
+    expect(progress.map((p) => p.total)).toEqual([4, 4, 4, 4]);
     for (const o of [{ ...four, [plan]: named }, { ...four, ranks: 2 }]) {
       const untried = await tune({ ...o, orders: ['row-major'] });
-      expect(untried.trials.map((t) => [t.gather, t.reduction])).toEqual([[undefined, undefined]]);
+      expect(overlapped(untried).map((t) => [t.gather, t.reduction])).toEqual([[undefined, undefined]]);
     }
   }, 120_000);
 
@@ -253,10 +270,12 @@ describe('syncopate tune and bench --tuned on the software adapter', () => {
     const { results, cache } = JSON.parse(tuned.out);
     expect(cache).toBe(join(dir, 'tune.json'));
     const [r] = results as TuneResult[];
-    // tiles 64x32x8 and 64x32x16 besides the default (64x32x32, so that one is not timed twice), then 3 more pairs
-    expect(r!.trials.map((t) => t.block)).toEqual([undefined, { m: 64, n: 32, k: 8 }, { m: 64, n: 32, k: 16 }, ...Array(3).fill(r!.trials[3]!.block)]);
+    // tiles 64x32x8 and 64x32x16 besides the default (64x32x32, so that one is not timed twice), then 3
+    // more pairs, then the phasing trial
+    const trials = overlapped(r!);
+    expect(trials.map((t) => t.block)).toEqual([undefined, { m: 64, n: 32, k: 8 }, { m: 64, n: 32, k: 16 }, ...Array(3).fill(r!.trials[3]!.block)]);
     expect(r!.trials.every((t) => t.verified)).toBe(true);
-    expect(r!.best.ms).toBe(Math.min(...r!.trials.map((t) => t.ms)));
+    expect(r!.best.ms).toBe(r!.best.phasing ? r!.trials.at(-1)!.ms : Math.min(...trials.map((t) => t.ms)));
     const stored = JSON.parse(readFileSync(cache, 'utf8'));
     expect(stored[r!.key].best).toEqual(r!.best);
 
@@ -264,6 +283,7 @@ describe('syncopate tune and bench --tuned on the software adapter', () => {
     expect(bench.code).toBe(0);
     const report = JSON.parse(bench.out).reports[0];
     expect({ order: report.order, chunksPerRank: report.chunksPerRank }).toEqual({ order: r!.best.order, chunksPerRank: r!.best.chunksPerRank });
+    expect(report.variants.fused.phasing).toBe(r!.best.phasing);
   }, 180_000);
 
   it('prints the tile of each trial, default where the workload chose it', async () => {
@@ -272,7 +292,10 @@ describe('syncopate tune and bench --tuned on the software adapter', () => {
     expect(tuned.code).toBe(0);
     const lines = tuned.out.split('\n');
     expect(lines[1]).toMatch(/^ {2}tile +order +chunks\/rank +phasing +fused$/);
-    expect(lines[2]).toMatch(/^ {2}default +row-major +1 +overlap +[\d.]+ ms {2}<- best$/);
+    expect(lines[2]).toMatch(/^ {2}default +row-major +1 +overlap +[\d.]+ ms( {2}<- best)?$/);
+    // the phasing trial, the best where it kept sequential
+    expect(lines[3]).toMatch(/^ {2}default +row-major +1 +sequential +[\d.]+ ms/);
+    expect(lines.filter((l) => l.endsWith('<- best'))).toHaveLength(1);
   }, 60_000);
 
   it('refuses --tuned together with the lists it would replace', async () => {

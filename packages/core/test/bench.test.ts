@@ -168,12 +168,16 @@ describe('the three variants of a workload', () => {
       expect(plain.variants.fused.phasing).toBe('overlap');
       expect(plain.variants.fused.backend).toBe('gpu-signal+peer-copy');
       expect(benchTable([plain])).not.toContain('sequential phasing');
+      // On one device as well: the fused row then runs the sequential program, and says so.
+      const one = await benchWorkload({ ...o, devices: 1, handles: [handles[0]!], phasing: 'sequential' });
+      expect([one.variants.fused.phasing, one.variants.fused.backend, one.variants.fused.verified]).toEqual(['sequential', one.variants.sequential.backend, true]);
+      expect(benchTable([one])).toContain('(sequential phasing, tuned)');
     } finally {
       handles.forEach((h) => h.close());
     }
   }, 120_000);
 
-  it('on two devices, overlap against sequential phasing: those two alone in rounds, each checked; refused on one device', async () => {
+  it('on two devices, overlap against sequential phasing: those two alone in rounds, each checked; on one device too', async () => {
     const handles = await openDevices(2, { gpus: [], device: { requiredLimits: 'adapter-max' } });
     try {
       const seen: string[] = [];
@@ -189,7 +193,12 @@ describe('the three variants of a workload', () => {
       expect(r.overlap.rounds).toHaveLength(3);
       expect(r.overlapRatio).toBe(medianRoundRatio(r.sequential.rounds!, r.overlap.rounds!));
       expect(r.overlapInterval).toEqual(roundRatioInterval(r.sequential.rounds!, r.overlap.rounds!));
-      await expect(benchPhasings({ ...o, devices: 1, handles: [handles[0]!] })).rejects.toThrow(/span devices/);
+      // On one device the overlapped side keeps every chunk on the GPU; the sequential one moves them between phases.
+      const one = await benchPhasings({ ...o, devices: 1, handles: [handles[0]!] });
+      expect([one.sequential.backend, one.overlap.backend]).toEqual(['peer-copy', 'gpu-signal']);
+      expect(one.sequential.verified && one.overlap.verified).toBe(true);
+      expect(one.overlap.rounds).toHaveLength(3);
+      expect(one.overlapRatio).toBe(medianRoundRatio(one.sequential.rounds!, one.overlap.rounds!));
     } finally {
       handles.forEach((h) => h.close());
     }
