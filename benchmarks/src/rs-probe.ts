@@ -8,8 +8,9 @@
  *   unpublished  the fused kernel, the chunks no tile waits on never published (CodegenOptions.unpublished):
  *                the kernel's code and tile order without those moves' work (gemm-rs's and gemv-ar's
  *                reductions, embed-a2a's all-to-all, a2a-gemm's combine); its output is not the answer
- *   parts-xN     a2a-gemm and ag-gemm: the fused kernel with chunks cut N times coarser where cut in rows
- *                (CodegenOptions.partElements; the parts ready at launch are fewer, larger token workgroups)
+ *   parts-xN     a2a-gemm and ag-gemm: the fused kernel with chunks cut in rows N times coarser than
+ *                PART_BYTES (N < 1: finer; CodegenOptions.partElements): fewer, larger parts ready at launch (token
+ *                workgroups), and for a ring gather fewer, longer chains of forwards
  *   compute      the kernel compiled without its plan, in the fused kernel's tile order
  *   compute-rm   the same in row-major order (the compute-alone figure of the suite)
  * fused − unpublished is what the moves (a reduction's adds, a gather's copies) cost inside the
@@ -30,7 +31,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PART_ELEMENTS } from '@syncopate/backends';
+import { PART_BYTES } from '@syncopate/backends';
 import { compileOrThrow, getWorkload, runWorkload, WARMUP_BUSY_MS, type GatherPlan, type ReductionPlan, type RunWorkloadOptions, type WorkloadName } from '@syncopate/core';
 import { alignChunks } from '@syncopate/passes';
 import { openDevices } from '@syncopate/runtime';
@@ -59,12 +60,12 @@ async function main(): Promise<void> {
       const module = compileOrThrow(built.kernel, built.plan).module;
       const waited = new Set(alignChunks(module).waits.map((u) => u.chunk.value.name));
       const unwaited = module.chunks.map((c) => c.value.name).filter((name) => !waited.has(name));
-      const coarser = workload === 'a2a-gemm' || workload === 'ag-gemm' ? [4, 16] : [];
+      const coarser = workload === 'a2a-gemm' || workload === 'ag-gemm' ? [0.25, 0.5, 4] : [];
       const variants: [string, RunWorkloadOptions][] = [
         ['fused', base],
         ...(reduces ? [['fused-rows', { ...base, codegen: { partShape: 'rows' } }] as [string, RunWorkloadOptions]] : []),
         ...(unwaited.length > 0 ? [['unpublished', { ...base, codegen: { unpublished: unwaited }, verify: false }] as [string, RunWorkloadOptions]] : []),
-        ...coarser.map((n): [string, RunWorkloadOptions] => [`parts-x${n}`, { ...base, codegen: { partElements: n * PART_ELEMENTS } }]),
+        ...coarser.map((n): [string, RunWorkloadOptions] => [`parts-x${n}`, { ...base, codegen: { partElements: (n * PART_BYTES) / (dtype === 'f16' ? 2 : 4) } }]),
         ['compute', { ...base, withoutTransfers: true }],
         ['compute-rm', { ...base, withoutTransfers: true, order: 'row-major' }],
       ];

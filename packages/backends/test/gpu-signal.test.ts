@@ -4,7 +4,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { add, buildModule, gemmKernel, mul, replicated, type ChunkPlan, type Module } from '@syncopate/ir';
 import { alignChunksPass, allReduce, attachPlan, insertBarriers, oneShotAllGather, oneShotReduceScatter, reorderTiles, ringAllGather, ringReduceScatter, runPipeline } from '@syncopate/passes';
-import { chunkTable, emitFusedKernel, PART_ELEMENTS, partsStoredBy } from '../src/index.js';
+import { chunkTable, emitFusedKernel, PART_BYTES, partsStoredBy } from '../src/index.js';
 import { chunkDescriptors, DESCRIPTOR_WORDS, FIELD } from '../src/gpu-signal/descriptors.js';
 
 function lowered(kernel: Module, plan: ChunkPlan): Module {
@@ -31,16 +31,23 @@ describe('chunk table', () => {
     expect(table.parts.every((p) => p.lock === -1)).toBe(true);
   });
 
-  it('cuts large chunks into parts of about PART_ELEMENTS, each forwarded part waiting for the part it carries', () => {
+  it('cuts large chunks into parts of about PART_BYTES, each forwarded part waiting for the part it carries', () => {
     const module = lowered(
       gemmKernel({ m: 768, n: 64, k: 256, blockM: 64, blockN: 64, blockK: 32 }, { ranks: 3, distribute: 'ag' }),
       ringAllGather({ ranks: 3, tensor: { name: 'A', shape: [768, 256] }, axis: 0 }),
     );
     const table = chunkTable(module);
-    // 256 rows x 256 columns = 65,536 elements: two parts of 128 rows.
-    expect(table.entries.map((e) => [e.parts, e.partRows])).toEqual(Array(6).fill([2, 128]));
-    expect(table.parts[1]!.region).toEqual({ lo: [128, 0], hi: [256, 256] });
-    expect(table.ready).toEqual([0, 1, 2, 3, 4, 5]);
+    // 256 rows x 256 columns of f32 = 256 KiB: four parts of 64 rows (64 KiB each).
+    expect(PART_BYTES).toBe(65536);
+    expect(table.entries.map((e) => [e.parts, e.partRows])).toEqual(Array(6).fill([4, 64]));
+    expect(table.parts[1]!.region).toEqual({ lo: [64, 0], hi: [128, 256] });
+    expect(table.ready).toEqual([...Array(12).keys()]);
+    // f16 parts are as many bytes: twice the rows.
+    const half = lowered(
+      gemmKernel({ m: 768, n: 64, k: 256, blockM: 64, blockN: 64, blockK: 32, dtype: 'f16' }, { ranks: 3, distribute: 'ag' }),
+      ringAllGather({ ranks: 3, tensor: { name: 'A', shape: [768, 256] }, axis: 0 }),
+    );
+    expect(chunkTable(half).entries.map((e) => [e.parts, e.partRows])).toEqual(Array(6).fill([2, 128]));
     // Part 1 of %c0 (rows 128-255 of rank 0's shard) feeds part 1 of the chunk that forwards it.
     const forwarder = table.entries.find((e) => e.chunk.src === 1 && e.chunk.step === 1)!;
     expect(table.parts[1]!.dependents).toEqual([forwarder.firstPart + 1]);
@@ -65,7 +72,7 @@ describe('chunk table', () => {
     expect(table.parts.every((p) => p.lock === -1)).toBe(true);
     expect(table.locks).toBe(0);
     // Cut in rows: one part across the shard's width, waiting for both tiles of each side.
-    const rows = chunkTable(module, PART_ELEMENTS, 'rows');
+    const rows = chunkTable(module, undefined, 'rows');
     expect(rows.parts.map((p) => p.need)).toEqual([4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5]);
   });
 

@@ -3,7 +3,7 @@
  * at once: a chunk that tiles store through one site is cut at the storing tiles' rows and columns
  * (`tiles`, the default: a part is one tile's output, published by the last of the tiles that write
  * it), unless its tensor has a region rewritten after a chunk read it (`rereadTensors`); any other
- * chunk into slices along the first axis of about PART_ELEMENTS elements (`rows`, which a codegen
+ * chunk into slices along the first axis of about PART_BYTES (`rows`, which a codegen
  * option can also ask for). A part is
  * published (copied or added into the destination rank's region) by whichever workgroup completes
  * its last requirement:
@@ -23,8 +23,18 @@
 import { evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module } from '@syncopate/ir';
 import { alignChunks, arrivalTiles, siteForRank, type AccessSite } from '@syncopate/passes';
 
-/** About this many elements per part (128 KiB of f32): enough work to be worth a workgroup. */
-export const PART_ELEMENTS = 32768;
+/**
+ * About this many bytes a part cut in rows, whatever its dtype: enough work to be worth a workgroup.
+ * On one H100, ag-gemm's ring gather ran fastest at 64 KiB parts in f16 and in f32 (f32's 128 KiB parts,
+ * when parts were 32,768 elements, cost its fused kernel 2%: benchmarks/README.md, 2026-11-27).
+ */
+export const PART_BYTES = 65536;
+
+/** Elements of a part of `tensor` cut in rows (PART_BYTES of them). */
+export function partElementsOf(module: Module, tensor: string): number {
+  const dtype = module.tensors.find((t) => t.name === tensor)?.dtype;
+  return PART_BYTES / (dtype === 'f16' ? 2 : 4);
+}
 
 /** How chunks stored by tiles are cut into parts (see the header). */
 export type PartShape = 'tiles' | 'rows';
@@ -167,7 +177,8 @@ function reduceGroups(chunks: readonly ChunkDecl[]): number[] {
   return chunks.map((c, i) => (c.kind === 'reduce-add' && members.get(find(i))! > 1 ? find(i) : -1));
 }
 
-export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: PartShape = 'tiles'): ChunkTable {
+/** `partElements`: elements a part cut in rows, for every chunk (default: PART_BYTES of the chunk's tensor). */
+export function chunkTable(module: Module, partElements?: number, shape: PartShape = 'tiles'): ChunkTable {
   const alignment = alignChunks(module);
   const chunks = module.chunks;
   const group = reduceGroups(chunks);
@@ -187,7 +198,7 @@ export function chunkTable(module: Module, partElements = PART_ELEMENTS, shape: 
   const cuts = chunks.map((c, i) => {
     if (storeSites[i]!.length > 0 && !storeRows[i]) return whole(c);
     const cols = storeCols[i];
-    return partCut(c, partElements, cols ? { rows: storeRows[i]!, cols: cols.extent } : undefined);
+    return partCut(c, partElements ?? partElementsOf(module, c.tensor), cols ? { rows: storeRows[i]!, cols: cols.extent } : undefined);
   });
   const membersOf = (g: number) => chunks.map((_, j) => j).filter((j) => group[j] === g);
   const merged = chunks.map(() => false);

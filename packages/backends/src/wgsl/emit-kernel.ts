@@ -51,7 +51,7 @@ export interface CodegenOptions {
   readonly spinLimit?: number;
   /** Fault injection for tests: chunks (by name) that are never published, so their waits time out. */
   readonly unpublished?: readonly string[];
-  /** About how many elements one workgroup moves per chunk part cut in rows (default PART_ELEMENTS). */
+  /** About how many elements one workgroup moves per chunk part cut in rows (default PART_BYTES of them). */
   readonly partElements?: number;
   /**
    * How chunks that tiles store are cut into parts (gpu-signal/chunk-table.ts): `tiles` (default), a
