@@ -9,8 +9,8 @@
  *                the kernel's code and tile order without those moves' work (gemm-rs's and gemv-ar's
  *                reductions, embed-a2a's all-to-all, a2a-gemm's combine); its output is not the answer
  *   parts-xN     a2a-gemm and ag-gemm: the fused kernel with chunks cut in rows N times coarser than
- *                PART_BYTES (N < 1: finer; CodegenOptions.partElements): fewer, larger parts ready at launch (token
- *                workgroups), and for a ring gather fewer, longer chains of forwards
+ *                PART_BYTES (N < 1: finer; CodegenOptions.partElements): fewer, larger parts ready at
+ *                launch (token workgroups), and for a ring gather fewer, longer chains of forwards
  *   compute      the kernel compiled without its plan, in the fused kernel's tile order
  *   compute-rm   the same in row-major order (the compute-alone figure of the suite)
  * fused − unpublished is what the moves (a reduction's adds, a gather's copies) cost inside the
@@ -61,13 +61,14 @@ async function main(): Promise<void> {
       const waited = new Set(alignChunks(module).waits.map((u) => u.chunk.value.name));
       const unwaited = module.chunks.map((c) => c.value.name).filter((name) => !waited.has(name));
       const coarser = workload === 'a2a-gemm' || workload === 'ag-gemm' ? [0.25, 0.5, 4] : [];
+      const variant = (name: string, o: RunWorkloadOptions): [string, RunWorkloadOptions][] => [[name, o]];
       const variants: [string, RunWorkloadOptions][] = [
-        ['fused', base],
-        ...(reduces ? [['fused-rows', { ...base, codegen: { partShape: 'rows' } }] as [string, RunWorkloadOptions]] : []),
-        ...(unwaited.length > 0 ? [['unpublished', { ...base, codegen: { unpublished: unwaited }, verify: false }] as [string, RunWorkloadOptions]] : []),
-        ...coarser.map((n): [string, RunWorkloadOptions] => [`parts-x${n}`, { ...base, codegen: { partElements: (n * PART_BYTES) / (dtype === 'f16' ? 2 : 4) } }]),
-        ['compute', { ...base, withoutTransfers: true }],
-        ['compute-rm', { ...base, withoutTransfers: true, order: 'row-major' }],
+        ...variant('fused', base),
+        ...(reduces ? variant('fused-rows', { ...base, codegen: { partShape: 'rows' } }) : []),
+        ...(unwaited.length > 0 ? variant('unpublished', { ...base, codegen: { unpublished: unwaited }, verify: false }) : []),
+        ...coarser.flatMap((n) => variant(`parts-x${n}`, { ...base, codegen: { partElements: (n * PART_BYTES) / (dtype === 'f16' ? 2 : 4) } })),
+        ...variant('compute', { ...base, withoutTransfers: true }),
+        ...variant('compute-rm', { ...base, withoutTransfers: true, order: 'row-major' }),
       ];
       for (const [variant, o] of variants) {
         const checked = o.verify !== false && !o.withoutTransfers;

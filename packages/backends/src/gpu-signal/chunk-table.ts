@@ -31,7 +31,7 @@ import { alignChunks, arrivalTiles, siteForRank, type AccessSite } from '@syncop
 export const PART_BYTES = 65536;
 
 /** Elements of a part of `tensor` cut in rows (PART_BYTES of them). */
-export function partElementsOf(module: Module, tensor: string): number {
+function partElementsOf(module: Module, tensor: string): number {
   const dtype = module.tensors.find((t) => t.name === tensor)?.dtype;
   return PART_BYTES / (dtype === 'f16' ? 2 : 4);
 }
