@@ -32,7 +32,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PART_BYTES } from '@syncopate/backends';
-import { compileOrThrow, getWorkload, runWorkload, WARMUP_BUSY_MS, type GatherPlan, type ReductionPlan, type RunWorkloadOptions, type WorkloadName } from '@syncopate/core';
+import { compileOrThrow, dtypeBytes, getWorkload, runWorkload, WARMUP_BUSY_MS, type GatherPlan, type ReductionPlan, type RunWorkloadOptions, type WorkloadName } from '@syncopate/core';
 import { alignChunks } from '@syncopate/passes';
 import { openDevices } from '@syncopate/runtime';
 import { gpuShape } from './suite-shapes.js';
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
         ...variant('fused', base),
         ...(reduces ? variant('fused-rows', { ...base, codegen: { partShape: 'rows' } }) : []),
         ...(unwaited.length > 0 ? variant('unpublished', { ...base, codegen: { unpublished: unwaited }, verify: false }) : []),
-        ...coarser.flatMap((n) => variant(`parts-x${n}`, { ...base, codegen: { partElements: (n * PART_BYTES) / (dtype === 'f16' ? 2 : 4) } })),
+        ...coarser.flatMap((n) => variant(`parts-x${n}`, { ...base, codegen: { partElements: (n * PART_BYTES) / dtypeBytes(dtype) } })),
         ...variant('compute', { ...base, withoutTransfers: true }),
         ...variant('compute-rm', { ...base, withoutTransfers: true, order: 'row-major' }),
       ];

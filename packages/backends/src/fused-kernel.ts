@@ -1,5 +1,5 @@
 /** What the WGSL backend hands to a runtime: the shader, its buffers, and how to launch and read it. */
-import type { DType, Shape } from '@syncopate/ir';
+import { dtypeBytes, type DType, type Shape } from '@syncopate/ir';
 import type { ControlLayout } from './control.js';
 
 export interface TensorBinding {
@@ -44,6 +44,6 @@ export interface FusedKernel {
 
 /** The bytes a tensor binding needs for all ranks (f16 rounded up to whole words). */
 export function tensorBytes(t: TensorBinding, ranks: number): number {
-  const bytes = t.elementsPerRank * ranks * (t.dtype === 'f16' ? 2 : 4);
+  const bytes = t.elementsPerRank * ranks * dtypeBytes(t.dtype);
   return Math.ceil(bytes / 4) * 4;
 }

@@ -21,7 +21,7 @@
  * kernel's waits cost time even when the data is there.
  */
 import type { ChunkPlan, Module, Op } from '@syncopate/ir';
-import { volume } from '@syncopate/ir';
+import { dtypeBytes, volume } from '@syncopate/ir';
 import { summarize } from './stats.js';
 
 export interface CostModelParams {
@@ -63,7 +63,6 @@ export interface Prediction {
   readonly commOnly: number;
 }
 
-const elementBytes = (dtype: string) => (dtype === 'f16' ? 2 : 4);
 
 function tensorNames(ops: readonly Op[], kind: 'load' | 'store', into = new Set<string>()): Set<string> {
   for (const op of ops) {
@@ -88,7 +87,7 @@ export function workloadGeometry(kernel: Module, plan: ChunkPlan, rankDevice: re
     for (const c of plan.chunks) {
       if (c.step !== step) continue;
       const d = rankDevice[c.dst] ?? 0;
-      incoming.set(d, (incoming.get(d) ?? 0) + volume(c.region) * elementBytes(dtypeOf.get(c.tensor) ?? 'f32'));
+      incoming.set(d, (incoming.get(d) ?? 0) + volume(c.region) * dtypeBytes(dtypeOf.get(c.tensor) ?? 'f32'));
     }
     return Math.max(0, ...incoming.values());
   });
@@ -114,7 +113,7 @@ export function crossDeviceBytes(kernel: Module, plan: ChunkPlan, rankDevice: re
     const key = `${c.tensor} ${c.src} ${c.region.lo.join()}/${c.region.hi.join()} -> ${to}`;
     if (from === to || crossed.has(key)) continue;
     crossed.add(key);
-    const bytes = volume(c.region) * elementBytes(dtypeOf.get(c.tensor) ?? 'f32');
+    const bytes = volume(c.region) * dtypeBytes(dtypeOf.get(c.tensor) ?? 'f32');
     out[from]!.sent += bytes;
     out[to]!.received += bytes;
   }

@@ -6,6 +6,8 @@
 
 export type DType = 'f32' | 'f16';
 export const DTYPES: readonly DType[] = ['f32', 'f16'];
+/** Bytes of one element of `dtype`. */
+export const dtypeBytes = (dtype: DType): number => (dtype === 'f16' ? 2 : 4);
 
 /** A tile or tensor shape. Literal tuples (`[64, 32]`) let TypeScript check shapes in the builder. */
 export type Shape = readonly number[];

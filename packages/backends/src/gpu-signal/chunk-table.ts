@@ -20,7 +20,7 @@
  * read-modify-write of the destination. Only reduce-adds whose regions overlap without being equal
  * (cut differently) still take a lock per part.
  */
-import { evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module } from '@syncopate/ir';
+import { dtypeBytes, evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module } from '@syncopate/ir';
 import { alignChunks, arrivalTiles, siteForRank, type AccessSite } from '@syncopate/passes';
 
 /**
@@ -32,8 +32,7 @@ export const PART_BYTES = 65536;
 
 /** Elements of a part of `tensor` cut in rows (PART_BYTES of them). */
 function partElementsOf(module: Module, tensor: string): number {
-  const dtype = module.tensors.find((t) => t.name === tensor)?.dtype;
-  return PART_BYTES / (dtype === 'f16' ? 2 : 4);
+  return PART_BYTES / dtypeBytes(module.tensors.find((t) => t.name === tensor)?.dtype ?? 'f32');
 }
 
 /** How chunks stored by tiles are cut into parts (see the header). */

@@ -4,7 +4,7 @@
  * so the runs land at the same offsets there (the source rank's slot is that device's mailbox; the
  * kernel's token workgroups then copy or add it into the destination rank's slot).
  */
-import type { ChunkDecl } from '@syncopate/ir';
+import { dtypeBytes, type ChunkDecl } from '@syncopate/ir';
 import type { TensorBinding } from '../fused-kernel.js';
 
 export interface ByteRun {
@@ -22,7 +22,7 @@ export interface ChunkTransfer {
 
 /** Runs of `chunk`'s region in the source rank's slot; throws RangeError where WebGPU's 4-byte copy alignment does not hold. */
 export function chunkTransfer(chunk: ChunkDecl, index: number, t: TensorBinding): ChunkTransfer {
-  const size = t.dtype === 'f16' ? 2 : 4;
+  const size = dtypeBytes(t.dtype);
   const { lo, hi } = chunk.region;
   const strides = t.shape.map((_, i) => t.shape.slice(i + 1).reduce((a, b) => a * b, 1));
   const last = t.shape.length - 1;

@@ -37,7 +37,7 @@
  * workgroup-uniform load), the read-only tables, loop counters and `@builtin(subgroup_id)` (DESIGN.md,
  * facts: the uniformity rule), and every branch around them tests workgroup-uniform values.
  */
-import { error, type AffineExpr, type Diagnostic, type LoadOp, type Module, type Op, type Value } from '@syncopate/ir';
+import { dtypeBytes, error, type AffineExpr, type Diagnostic, type LoadOp, type Module, type Op, type Value } from '@syncopate/ir';
 import type { TensorBinding } from '../fused-kernel.js';
 import type { ChunkTable } from '../gpu-signal/chunk-table.js';
 import type { KernelLayout } from './layout.js';
@@ -190,7 +190,7 @@ function stagingBytes(module: Module, simt: KernelLayout): number {
   walkOps(module.kernel.body, (op) => {
     if (op.op !== 'load' || !simt.shared.has(op.result.id)) return;
     const [r, c] = op.result.type.shape as [number, number];
-    bytes += r * (c + STAGING_PAD) * (op.result.type.dtype === 'f16' ? 2 : 4);
+    bytes += r * (c + STAGING_PAD) * dtypeBytes(op.result.type.dtype);
   });
   return bytes;
 }

@@ -4,6 +4,7 @@
  * buffer must fit the adapter's `maxBufferSize` and `maxStorageBufferBindingSize`. Without the check
  * a huge shape first fills host memory with inputs and then fails deep in the runtime.
  */
+import { dtypeBytes } from '@syncopate/ir';
 import { openGpu, withTimeout } from '@syncopate/runtime';
 import { getWorkload, UsageError, type RunOptions } from '../workloads/index.js';
 
@@ -46,7 +47,7 @@ export function checkRunFits(o: RunOptions, limits: BufferLimits): void {
     ...(o.block === undefined ? {} : { block: o.block }),
   });
   for (const t of kernel.tensors) {
-    const bytes = t.shape.reduce((a, b) => a * b, 1) * (t.dtype === 'f16' ? 2 : 4);
+    const bytes = t.shape.reduce((a, b) => a * b, 1) * dtypeBytes(t.dtype);
     const buffer = Math.ceil((bytes * ranksOnDevice) / 4) * 4;
     if (buffer > max) {
       const ranks = ranksOnDevice === 1 ? 'one rank' : `the ${ranksOnDevice} ranks on a device`;
