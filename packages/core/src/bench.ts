@@ -148,6 +148,12 @@ export interface BenchReport {
    * both move every chunk by peer-copy between the same phases, and their times differ by noise only.
    */
   readonly fusedIsDecomposed?: true;
+  /**
+   * Set where the fused and sequential variants lowered to the same program: a fused row at a tuned
+   * sequential phasing (the tuner's trial had overlap slower). Its ratio to sequential is then that of
+   * a program timed against itself, the rounds' noise (on two H200s 0.96–0.99x, 2026-11-27).
+   */
+  readonly fusedIsSequential?: true;
   /** Over several devices: how the peer copies crossed the host (runtime's host-copy.ts). */
   readonly hostCopy?: HostCopier['kind'];
   /** Over several devices, with the native host copy: how it wrote the destination (HostCopierOptions.stores). */
@@ -187,6 +193,7 @@ interface TimedVariants {
   /** The kernel without its transfers, where it was timed beside the variants. */
   readonly compute?: { readonly report: RunReport; readonly ms: Summary };
   readonly fusedIsDecomposed?: boolean;
+  readonly fusedIsSequential?: boolean;
   readonly hostCopy?: HostCopier['kind'];
   readonly hostCopyStores?: HostCopyStores;
 }
@@ -196,12 +203,17 @@ async function benchVariantsApart(o: BenchOptions): Promise<TimedVariants> {
   const variants = {} as Record<BenchVariant, VariantResult>;
   let last: RunReport | undefined;
   let commMs: number | undefined;
+  const lowered = new Map<string, string>();
   for (const variant of BENCH_VARIANTS) {
     const report = await runWorkload({
       ...o,
       ...variantOptions(o, variant),
       timedRuns: o.runs ?? 20,
       warmupRuns: o.warmup ?? 5,
+      onLowered: async (l) => {
+        lowered.set(variant, loweringKey(l.placed));
+        await o.onLowered?.(l);
+      },
       // The sequential variant runs communication and compute apart: time the former on its own.
       ...(variant === 'sequential' ? { timeCommunication: o.runs ?? 20 } : {}),
     });
@@ -210,7 +222,13 @@ async function benchVariantsApart(o: BenchOptions): Promise<TimedVariants> {
     o.onVariant?.(variant, report);
     last = report;
   }
-  return { variants, last: last!, ...(commMs === undefined ? {} : { commMs }) };
+  return { variants, last: last!, ...(commMs === undefined ? {} : { commMs }), ...sameProgramFlags(lowered) };
+}
+
+/** Which variants the fused one lowered to exactly (`lowered`: each variant's loweringKey). */
+function sameProgramFlags(lowered: ReadonlyMap<string, string>): Pick<TimedVariants, 'fusedIsDecomposed' | 'fusedIsSequential'> {
+  const fused = lowered.get('fused');
+  return { fusedIsDecomposed: fused !== undefined && fused === lowered.get('decomposed'), fusedIsSequential: fused !== undefined && fused === lowered.get('sequential') };
 }
 
 /**
@@ -348,7 +366,7 @@ async function timeInTurn(o: BenchOptions, named: readonly BenchVariant[], alone
     times,
     last: reports[named[named.length - 1]!],
     ...(compute && { compute }),
-    fusedIsDecomposed: lowered.get('fused') === lowered.get('decomposed'),
+    ...sameProgramFlags(lowered),
     hostCopy: copier.hostCopy.kind,
     ...(copier.hostCopy.stores && { hostCopyStores: copier.hostCopy.stores }),
   };
@@ -421,7 +439,7 @@ function speedups({ sequential, decomposed, fused }: Record<BenchVariant, Varian
 }
 
 export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
-  const { variants, last, commMs, fusedCommMs, compute, fusedIsDecomposed, hostCopy, hostCopyStores } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
+  const { variants, last, commMs, fusedCommMs, compute, fusedIsDecomposed, fusedIsSequential, hostCopy, hostCopyStores } = spansDevices(o) ? await benchVariantsInTurn(o) : await benchVariantsApart(o);
   const fused = variants.fused.ms.median;
   let overlap: BenchReport['overlap'];
   if (o.computeOnly ?? true) {
@@ -453,6 +471,7 @@ export async function benchWorkload(o: BenchOptions): Promise<BenchReport> {
     speedup: speedups(variants),
     ...(overlap === undefined ? {} : { overlap }),
     ...(fusedIsDecomposed && { fusedIsDecomposed }),
+    ...(fusedIsSequential && { fusedIsSequential }),
     ...(hostCopy && { hostCopy }),
     ...(hostCopyStores && { hostCopyStores }),
   };
@@ -480,7 +499,7 @@ export function benchTable(reports: readonly BenchReport[]): string {
     const comm = o ? formatBenchMs(o.commOnlyMs) + (o.commMeasured ? '' : ' (seq − compute)') + fusedComm : '–';
     const overlap = o ? [formatBenchMs(o.computeOnlyMs.median), comm, Number.isNaN(o.efficiency) ? '–' : o.efficiency.toFixed(2)] : ['–', '–', '–'];
     const ratio = (x: number, interval?: readonly [number, number]) => `${x.toFixed(2)}x${interval ? ` (${interval[0].toFixed(2)}–${interval[1].toFixed(2)})` : ''}`;
-    const overSequential = ratio(r.speedup.overSequential, r.speedup.overSequentialInterval);
+    const overSequential = `${ratio(r.speedup.overSequential, r.speedup.overSequentialInterval)}${r.fusedIsSequential ? ' (same program)' : ''}`;
     const overDecomposed = `${ratio(r.speedup.overDecomposed, r.speedup.overDecomposedInterval)}${r.fusedIsDecomposed ? ' (same program)' : ''}`;
     return `| ${r.workload} | ${m}x${n}x${k} | ${r.ranks} | ${r.devices} | ${r.order} | ${r.chunksPerRank} | ${cell('sequential')} | ${cell('decomposed')} | ${cell('fused')}${r.variants.fused.phasing === 'sequential' ? ' (sequential phasing, tuned)' : ''} | ${overSequential} | ${overDecomposed} | ${overlap.join(' | ')} | ${verified} |`;
   });
@@ -497,17 +516,25 @@ export function geometricMean(xs: readonly number[]): number {
 }
 
 export interface BenchSummary {
-  /** Geometric mean over the rows of fused's speedup over sequential, and the best. */
+  /**
+   * Geometric mean over the rows of fused's speedup over sequential, and the best. A row whose fused
+   * variant is the sequential program (BenchReport.fusedIsSequential) counts at 1: its measured ratio
+   * is a program against itself.
+   */
   readonly geomeanOverSequential: number;
   readonly bestOverSequential: number;
+  /** As geomeanOverSequential, a row whose fused variant is the decomposed program counting at 1. */
   readonly geomeanOverDecomposed: number;
   /** Rows where fused beat decomposed, of those where the two are different programs. */
   readonly fusedFasterThanDecomposed: number;
   /** Rows where fused and decomposed are the same program (BenchReport.fusedIsDecomposed). */
   readonly sameProgram: number;
+  /** Rows where fused and sequential are the same program (BenchReport.fusedIsSequential). */
+  readonly sameAsSequential: number;
   /**
-   * Of the rows timed in rounds (with intervals): those whose interval of fused over sequential lies
-   * above 1 (faster beyond the spread) and below 1 (slower beyond it); the rest are within it.
+   * Of the rows timed in rounds (with intervals) whose fused and sequential variants are different
+   * programs: those whose interval of fused over sequential lies above 1 (faster beyond the spread)
+   * and below 1 (slower beyond it); the rest are within it.
    */
   readonly resolved?: { readonly rows: number; readonly faster: number; readonly slower: number };
   readonly rows: number;
@@ -515,15 +542,16 @@ export interface BenchSummary {
 }
 
 export function summarizeBench(reports: readonly BenchReport[]): BenchSummary {
-  const seq = reports.map((r) => r.speedup.overSequential);
-  const dec = reports.map((r) => r.speedup.overDecomposed);
+  const seq = reports.map((r) => (r.fusedIsSequential ? 1 : r.speedup.overSequential));
+  const dec = reports.map((r) => (r.fusedIsDecomposed ? 1 : r.speedup.overDecomposed));
   return {
     geomeanOverSequential: geometricMean(seq),
     bestOverSequential: Math.max(...seq),
     geomeanOverDecomposed: geometricMean(dec),
     fusedFasterThanDecomposed: reports.filter((r) => !r.fusedIsDecomposed && r.speedup.overDecomposed > 1).length,
     sameProgram: reports.filter((r) => r.fusedIsDecomposed).length,
-    ...resolvedRows(reports),
+    sameAsSequential: reports.filter((r) => r.fusedIsSequential).length,
+    ...resolvedRows(reports.filter((r) => !r.fusedIsSequential)),
     rows: reports.length,
     allVerified: reports.every((r) => Object.values(r.variants).every((v) => v.verified)),
   };
@@ -540,9 +568,10 @@ export function formatBenchSummary(s: BenchSummary): string {
   return (
     `fused vs sequential: geometric mean ${s.geomeanOverSequential.toFixed(2)}x, best ${s.bestOverSequential.toFixed(2)}x` +
     (s.resolved ? ` (of ${s.resolved.rows} rows in rounds, ${s.resolved.faster} faster and ${s.resolved.slower} slower beyond their 95% intervals)` : '') +
+    (s.sameAsSequential > 0 ? ` (${s.sameAsSequential} more the same program, counted at 1.00x)` : '') +
     '; ' +
     `vs decomposed: geometric mean ${s.geomeanOverDecomposed.toFixed(2)}x, faster in ${s.fusedFasterThanDecomposed} of ${s.rows - s.sameProgram}` +
-    (s.sameProgram > 0 ? ` (${s.sameProgram} more the same program)` : '') +
+    (s.sameProgram > 0 ? ` (${s.sameProgram} more the same program, counted at 1.00x)` : '') +
     (s.allVerified ? '; every variant verified' : '; SOME VARIANTS DID NOT MATCH THE REFERENCE')
   );
 }

@@ -164,7 +164,9 @@ describe('the three variants of a workload', () => {
       expect(tuned.variants.fused.backend).toBe(tuned.variants.sequential.backend);
       expect(tuned.variants.fused.verified).toBe(true);
       expect(benchTable([tuned])).toContain('(sequential phasing, tuned)');
+      expect(tuned.fusedIsSequential).toBe(true);
       const plain = await benchWorkload(o);
+      expect(plain.fusedIsSequential).toBeUndefined();
       expect(plain.variants.fused.phasing).toBe('overlap');
       expect(plain.variants.fused.backend).toBe('gpu-signal+peer-copy');
       expect(benchTable([plain])).not.toContain('sequential phasing');
@@ -172,6 +174,7 @@ describe('the three variants of a workload', () => {
       const one = await benchWorkload({ ...o, devices: 1, handles: [handles[0]!], phasing: 'sequential' });
       expect([one.variants.fused.phasing, one.variants.fused.backend, one.variants.fused.verified]).toEqual(['sequential', one.variants.sequential.backend, true]);
       expect(benchTable([one])).toContain('(sequential phasing, tuned)');
+      expect(one.fusedIsSequential).toBe(true);
     } finally {
       handles.forEach((h) => h.close());
     }

@@ -99,6 +99,8 @@ describe('syncopate bench: overlap figures', () => {
     } as unknown as BenchReport;
     expect(benchTable([report])).toContain('| 5.163 (fused 2.105) |');
     expect(benchTable([{ ...report, fusedIsDecomposed: true }])).toContain('| 1.41x (same program) |');
+    expect(benchTable([{ ...report, fusedIsSequential: true }])).toContain('| 1.90x (same program) |');
+    expect(benchTable([report])).not.toContain('same program');
   });
 
   it('leaves rows where fused and decomposed are the same program out of the fused-beats-decomposed count', () => {
@@ -107,7 +109,21 @@ describe('syncopate bench: overlap figures', () => {
     const s = summarizeBench([row(1.2, false), row(0.9, false), row(1.1, true), row(0.8, true)]);
     expect(s.fusedFasterThanDecomposed).toBe(1);
     expect(s.sameProgram).toBe(2);
-    expect(formatBenchSummary(s)).toContain('faster in 1 of 2 (2 more the same program)');
+    expect(formatBenchSummary(s)).toContain('faster in 1 of 2 (2 more the same program, counted at 1.00x)');
+    // The same-program rows count at 1: (1.2 * 0.9 * 1 * 1) ** (1/4).
+    expect(s.geomeanOverDecomposed).toBeCloseTo((1.2 * 0.9) ** 0.25, 10);
+  });
+
+  it('counts a row whose fused variant is the sequential program at 1.00x, out of the rows resolved in rounds', () => {
+    const row = (overSequential: number, interval: [number, number], same: boolean) =>
+      ({ speedup: { overSequential, overDecomposed: 1, overSequentialInterval: interval }, variants: { fused: { verified: true } }, ...(same && { fusedIsSequential: true }) }) as unknown as BenchReport;
+    const s = summarizeBench([row(1.3, [1.2, 1.4], false), row(0.9, [0.85, 0.95], true), row(0.96, [0.9, 1.02], true)]);
+    expect(s.geomeanOverSequential).toBeCloseTo(1.3 ** (1 / 3), 10);
+    expect(s.bestOverSequential).toBe(1.3);
+    expect(s.sameAsSequential).toBe(2);
+    // The program against itself is not "slower beyond its interval".
+    expect(s.resolved).toEqual({ rows: 1, faster: 1, slower: 0 });
+    expect(formatBenchSummary(s)).toContain('(of 1 rows in rounds, 1 faster and 0 slower beyond their 95% intervals) (2 more the same program, counted at 1.00x)');
   });
 });
 
