@@ -60,6 +60,8 @@ export interface TuneTrial extends TuneCandidate {
    */
   readonly overlapRatio?: number;
   readonly overlapInterval?: readonly [number, number];
+  /** The phasing trial's rounds (TuneOptions.phasingRounds). */
+  readonly rounds?: number;
 }
 
 export interface TuneResult {
@@ -94,8 +96,19 @@ export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksP
   readonly chunksPerRank?: readonly number[];
   /** Candidate tiles, `undefined` for the workload's own (default `tuneBlocks(workload, shape, dtype)`). */
   readonly blocks?: readonly (BlockShape | undefined)[];
+  /** Rounds of the phasing trial (default PHASING_ROUNDS_PER_RUN × `timedRuns`: 40 at its default of 10). */
+  readonly phasingRounds?: number;
   readonly onTrial?: (trial: TuneTrial, progress: TuneProgress) => void;
 }
+
+/**
+ * The phasing trial's rounds for each of a candidate's timed runs. A round runs only the two programs
+ * (milliseconds each), so rounds are cheap beside the trial's sessions, compiles and checks; at one a
+ * run (ten rounds), the trials of the suite's two-device rows on two H200s had intervals as wide as
+ * 0.59–2.24 and 0.81–1.73 (a2a-gemm) and 0.83–1.09 (gemm-rs f16): a choice out of the noise
+ * (benchmarks/README.md, 2026-11-27).
+ */
+export const PHASING_ROUNDS_PER_RUN = 4;
 
 /**
  * Overlap against sequential phasing for the fastest overlapped candidate, the two alone in alternating
@@ -111,9 +124,10 @@ async function phasingTrial(o: TuneOptions, overlap: TuneTrial): Promise<{ reado
   const plans = planOf(overlap);
   const candidate = { order, chunksPerRank, ...(block && { block }), ...plans, phasing: 'sequential' as const };
   try {
-    const r = await benchPhasings({ ...o, order, chunksPerRank, block, ...plans, runs: o.timedRuns ?? 10, warmup: o.warmupRuns ?? 3 });
+    const rounds = o.phasingRounds ?? PHASING_ROUNDS_PER_RUN * (o.timedRuns ?? 10);
+    const r = await benchPhasings({ ...o, order, chunksPerRank, block, ...plans, runs: rounds, warmup: o.warmupRuns ?? 3 });
     const { verified } = r.sequential;
-    const trial = { ...candidate, ms: verified ? r.sequential.ms.median : NaN, verified, overlapRatio: r.overlapRatio, overlapInterval: r.overlapInterval };
+    const trial = { ...candidate, ms: verified ? r.sequential.ms.median : NaN, verified, overlapRatio: r.overlapRatio, overlapInterval: r.overlapInterval, rounds: r.sequential.rounds!.length };
     return { trial, keepSequential: verified && r.overlap.verified && r.overlapRatio < 1 };
   } catch (e) {
     return { trial: { ...candidate, ms: NaN, verified: false, error: e instanceof Error ? e.message : String(e) }, keepSequential: false };

@@ -90,6 +90,8 @@ function overlapped(result: TuneResult): TuneTrial[] {
   expect(last).toMatchObject({ phasing: 'sequential', order: fastest.order, chunksPerRank: fastest.chunksPerRank, verified: true });
   expect(last.block).toEqual(fastest.block);
   expect(result.best.phasing).toBe(last.overlapRatio! < 1 ? 'sequential' : undefined);
+  // four rounds for each timed run of a candidate (the tests' two)
+  expect(last.rounds).toBe(8);
   return trials;
 }
 
@@ -189,7 +191,7 @@ describe('tune where the ranks span devices', () => {
     const progress: TuneProgress[] = [];
     const result = await tune({
       workload: 'ag-gemm', ranks: 2, devices: 2, handles, shape: { m: 64, n: 32, k: 32 }, dtype: 'f32', seed: 1, timedRuns: 2, warmupRuns: 0,
-      orders: ['row-major', 'chunk-arrival'], chunksPerRank: [1], blocks: [undefined],
+      orders: ['row-major', 'chunk-arrival'], chunksPerRank: [1], blocks: [undefined], phasingRounds: 5,
       onTrial: (t, p) => (trials.push(t), progress.push(p)),
     });
     expect(result.trials.map((t) => [t.order, t.phasing])).toEqual([
@@ -201,6 +203,7 @@ describe('tune where the ranks span devices', () => {
     const [a, b, sequential] = result.trials as [TuneTrial, TuneTrial, TuneTrial];
     // the sequential trial repeats the fastest overlapped candidate, in rounds beside it
     expect(sequential.order).toBe(a.ms <= b.ms ? a.order : b.order);
+    expect(sequential.rounds).toBe(5);
     const [lo, hi] = sequential.overlapInterval!;
     expect(lo).toBeLessThanOrEqual(sequential.overlapRatio!);
     expect(hi).toBeGreaterThanOrEqual(sequential.overlapRatio!);
@@ -294,7 +297,7 @@ describe('syncopate tune and bench --tuned on the software adapter', () => {
     expect(lines[1]).toMatch(/^ {2}tile +order +chunks\/rank +phasing +fused$/);
     expect(lines[2]).toMatch(/^ {2}default +row-major +1 +overlap +[\d.]+ ms( {2}<- best)?$/);
     // the phasing trial, the best where it kept sequential
-    expect(lines[3]).toMatch(/^ {2}default +row-major +1 +sequential +[\d.]+ ms/);
+    expect(lines[3]).toMatch(/^ {2}default +row-major +1 +sequential +[\d.]+ ms {2}\(overlap vs this in 4 rounds [\d.]+x, [\d.]+–[\d.]+\)/);
     expect(lines.filter((l) => l.endsWith('<- best'))).toHaveLength(1);
   }, 60_000);
 

@@ -55,7 +55,7 @@ function formatTune(r: TuneResult, file: string): string {
   const rows = r.trials.map((t) => {
     const best = t.order === r.best.order && t.chunksPerRank === r.best.chunksPerRank && sameBlock(t.block, r.best.block) && t.phasing === r.best.phasing && t.gather === r.best.gather && t.reduction === r.best.reduction;
     // The phasing trial says how its rounds compared the two (autotune.ts, phasingTrial).
-    const rounds = t.overlapInterval ? `  (overlap vs this in rounds ${t.overlapRatio!.toFixed(2)}x, ${t.overlapInterval[0].toFixed(2)}–${t.overlapInterval[1].toFixed(2)})` : '';
+    const rounds = t.overlapInterval ? `  (overlap vs this in ${t.rounds === undefined ? '' : `${t.rounds} `}rounds ${t.overlapRatio!.toFixed(2)}x, ${t.overlapInterval[0].toFixed(2)}–${t.overlapInterval[1].toFixed(2)})` : '';
     const plan = `${t.gather ? `  (${t.gather} gather)` : ''}${t.reduction ? `  (${t.reduction} reduction)` : ''}`;
     const note = t.error !== undefined ? `  ${t.error.split('\n')[0]}` : `${plan}${rounds}${best ? '  <- best' : ''}`;
     return `  ${blockLabel(t.block).padEnd(11)} ${t.order.padEnd(14)} ${String(t.chunksPerRank).padStart(11)}  ${(t.phasing ?? 'overlap').padEnd(10)}  ${trialTime(t).padStart(12)}${note}`;

@@ -99,7 +99,8 @@ ag-gemm and gemm-rs tune the GEMM tile too: each tile at the first order and chu
 every order and chunk count at the fastest tile; over more than two ranks, ag-gemm and ring-attn
 without --gather, the fastest gathered one-shot too, and gemm-rs and gemv-ar without --reduction,
 the fastest with the other reduction too; last, the fastest is timed once more with no
-transfer beside compute (sequential phasing: the sequential variant), kept where overlap loses
+transfer beside compute (sequential phasing: the sequential variant), the two in 4 x --runs
+alternating rounds, kept where overlap loses
 
 exit codes: 0 success; 1 the kernel did not compile (or its IR or plan file is malformed),
             a result was wrong, or another error; 2 bad usage (unknown command, workload or
