@@ -158,7 +158,7 @@ async function main(): Promise<void> {
         const report = await benchWorkload({ ...base, shape, ...block, ...(phasing && { phasing }), verifyRows: VERIFY_ROWS, runs: values.runs ? Number(values.runs) : quick ? 5 : 20, warmup: 10, warmupBusyMs: WARMUP_BUSY_MS });
         reports.push({ section: c.section, report, run: { ...base, shape, ...(phasing && { phasing }) } });
         console.log(JSON.stringify({ section: c.section, ...report }));
-        const trials = tuned?.trials.map((t) => ({ phasing: t.phasing ?? 'overlap', ms: t.ms, verified: t.verified, ...(t.overlapInterval && { overlapRatio: t.overlapRatio, overlapInterval: t.overlapInterval }) }));
+        const trials = tuned?.trials.map((t) => ({ phasing: t.phasing ?? 'overlap', ms: t.ms, verified: t.verified, ...(t.overlapInterval && { overlapRatio: t.overlapRatio, overlapInterval: t.overlapInterval, rounds: t.rounds }) }));
         appendFileSync(jsonl, `${JSON.stringify({ section: c.section, run: { ...base, handles: undefined, shape }, report, ...(trials && { phasingTrials: trials }) })}\n`);
       } catch (e) {
         // One workload failing must not lose the others' figures: record it and go on.
