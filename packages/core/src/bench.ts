@@ -10,7 +10,8 @@
  *    phases (peer-copy): what `compile()` emits.
  */
 import type { BlockShape, RunReport } from './workloads/index.js';
-import { mulberry32, shuffled } from './workloads/random.js';
+import { mulberry32 } from './workloads/random.js';
+import { timeInRounds, type TimedPart } from './timed-rounds.js';
 import { devicesOf } from './run-devices.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { PeerCopier, placeRanks, type HostCopier, type HostCopyStores } from '@syncopate/runtime';
@@ -270,10 +271,10 @@ function roundRatios(numerator: readonly number[], denominator: readonly number[
  *
  * So the parts — the three variants, the sequential and the fused variant's communication alone
  * (PlacedSession.run's `communicationOnly`) and, with `computeOnly`, the kernel without its transfers —
- * have their sessions open at once (sharing one host copier) and are timed in rounds: each of `runs`
- * rounds runs every part once, in an order shuffled per round (a fixed seed) so that no part always
- * follows the same one, and the speedups are the medians of the rounds' ratios (medianRoundRatio: a
- * round takes milliseconds, far less than a clock change). Before the rounds (`warmupBusyMs`, then
+ * have their sessions open at once (sharing one host copier) and are timed in rounds (timed-rounds.ts:
+ * every part once a round, in a shuffled order, after an untimed run of the round's first part), and
+ * the speedups are the medians of the rounds' ratios (medianRoundRatio: a round takes milliseconds,
+ * far less than a clock change). Before the rounds (`warmupBusyMs`, then
  * `warmup` rounds) and after each (`busyBetweenRounds`) a kernel that only computes keeps the GPUs busy
  * (gpu-burn.ts), so every round runs at the clocks of a busy job, as runs on one device are timed.
  * Each variant is still checked on its first run, as runWorkload does.
@@ -294,32 +295,19 @@ async function timeInTurn(o: BenchOptions, named: readonly BenchVariant[], alone
   const lowered = new Map<string, string>();
   const copier = new PeerCopier({ ...o.peerCopy, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) });
   const reports = {} as Record<BenchVariant | 'compute', RunReport>;
-  const parts = new Map<string, () => Promise<number>>();
-  const times = new Map<string, number[]>();
+  const parts = new Map<string, TimedPart>();
+  let times = new Map<string, number[]>();
   const runs = o.runs ?? 20;
   let gpus: readonly GPUDevice[] = [];
-  const timeInRounds = async () => {
-    const names = [...parts.keys()];
-    for (const name of names) times.set(name, []);
-    const runRound = async (order: readonly string[], record: boolean) => {
-      let ms = 0;
-      for (const name of order) {
-        const t = await parts.get(name)!();
-        if (record) times.get(name)!.push(t);
-        ms += t;
-      }
-      return ms;
-    };
+  const timeParts = async () => {
     // The burn kernel keeps the GPUs busy (and their clocks up) before and between the rounds.
     const busyFactor = o.busyBetweenRounds ?? ((o.warmupBusyMs ?? 0) > 0 ? DEFAULT_BUSY_BETWEEN_ROUNDS : 0);
     await burnGpus(gpus, o.warmupBusyMs ?? 0);
-    for (let i = 0; i < (o.warmup ?? 5); i++) await runRound(names, false);
-    const random = mulberry32(runs);
-    for (let round = 0; round < runs; round++) {
-      const ms = await runRound(shuffled(names, random), true);
+    const between = async (ms: number) => {
       if (busyFactor > 0) collectGarbage();
       await burnGpus(gpus, busyFactor * ms);
-    }
+    };
+    times = await timeInRounds(parts, { runs, warmup: o.warmup ?? 5, between });
   };
   // Each part's session opens inside the previous one's, so all are open for the timing.
   const opening: { name: BenchVariant | 'compute'; options: RunWorkloadOptions }[] = [
@@ -328,7 +316,7 @@ async function timeInTurn(o: BenchOptions, named: readonly BenchVariant[], alone
   ];
   const open = async (i: number): Promise<void> => {
     const next = opening[i];
-    if (next === undefined) return timeInRounds();
+    if (next === undefined) return timeParts();
     reports[next.name] = await runWorkload({
       ...next.options,
       copier,
