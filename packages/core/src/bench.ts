@@ -95,6 +95,8 @@ export interface VariantResult {
    * that differ by far more than neighbouring ones ran at different GPU clocks (two H200s: up to 2x).
    */
   readonly rounds?: readonly number[];
+  /** Beside `rounds`: the variant's place in each round's order (0: first), for order effects (benchmarks' round-positions). */
+  readonly positions?: readonly number[];
 }
 
 export interface BenchReport {
@@ -297,6 +299,7 @@ async function timeInTurn(o: BenchOptions, named: readonly BenchVariant[], alone
   const reports = {} as Record<BenchVariant | 'compute', RunReport>;
   const parts = new Map<string, TimedPart>();
   let times = new Map<string, number[]>();
+  let orders: string[][] = [];
   const runs = o.runs ?? 20;
   let gpus: readonly GPUDevice[] = [];
   const timeParts = async () => {
@@ -307,7 +310,7 @@ async function timeInTurn(o: BenchOptions, named: readonly BenchVariant[], alone
       if (busyFactor > 0) collectGarbage();
       await burnGpus(gpus, busyFactor * ms);
     };
-    times = await timeInRounds(parts, { runs, warmup: o.warmup ?? 5, between });
+    ({ times, orders } = await timeInRounds(parts, { runs, warmup: o.warmup ?? 5, between }));
   };
   // Each part's session opens inside the previous one's, so all are open for the timing.
   const opening: { name: BenchVariant | 'compute'; options: RunWorkloadOptions }[] = [
@@ -344,7 +347,7 @@ async function timeInTurn(o: BenchOptions, named: readonly BenchVariant[], alone
   }
   const variants: Partial<Record<BenchVariant, VariantResult>> = {};
   for (const v of named) {
-    variants[v] = { ...variantResult(reports[v], summarize(times.get(v)!)), rounds: times.get(v)! };
+    variants[v] = { ...variantResult(reports[v], summarize(times.get(v)!)), rounds: times.get(v)!, positions: orders.map((order) => order.indexOf(v)) };
     o.onVariant?.(v, reports[v]);
   }
   const compute = reports.compute && { report: reports.compute, ms: summarize(times.get('compute')!) };

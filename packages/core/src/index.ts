@@ -9,6 +9,7 @@ export * from './stats.js';
 export { fromHalfBits, toHalfBits } from './half.js';
 export * from './bench.js';
 export { burnGpus } from './gpu-burn.js';
+export { roundOrders, timeInRounds, type RoundsOptions, type TimedPart } from './timed-rounds.js';
 export { alignedTable, formatRunReport, runReportRows } from './report-format.js';
 export * from './plots.js';
 export * from './trace.js';

@@ -17,13 +17,20 @@ export interface RoundsOptions {
   readonly between?: (roundMs: number) => Promise<void>;
 }
 
+/** The order of each of `runs` recorded rounds: `names` shuffled from a seed of `runs`. */
+export function roundOrders(names: readonly string[], runs: number): string[][] {
+  const random = mulberry32(runs);
+  return Array.from({ length: runs }, () => shuffled(names, random));
+}
+
 /**
- * Each part's times, round by round. A recorded round opens with an untimed run of its first part:
- * over two devices the part that ran first after the busy kernel between rounds took 13–20% longer
- * than where it came later (the median over 24 rows of three calls on two H200s, benchmarks/README.md,
- * 2026-11-27), so a part's time hung on its place, and a ratio of two parts on which one went first.
+ * Each part's times, round by round, and the rounds' orders. A recorded round opens with an untimed
+ * run of its first part: over two devices the part that ran first after the busy kernel between rounds
+ * took 13–20% longer than where it came later (the median over 24 rows of three calls on two H200s,
+ * benchmarks/README.md, 2026-11-27), so a part's time hung on its place, and a ratio of two parts on
+ * which one went first.
  */
-export async function timeInRounds(parts: ReadonlyMap<string, TimedPart>, o: RoundsOptions): Promise<Map<string, number[]>> {
+export async function timeInRounds(parts: ReadonlyMap<string, TimedPart>, o: RoundsOptions): Promise<{ times: Map<string, number[]>; orders: string[][] }> {
   const names = [...parts.keys()];
   const times = new Map(names.map((name) => [name, [] as number[]]));
   const runRound = async (order: readonly string[], record: boolean) => {
@@ -37,10 +44,10 @@ export async function timeInRounds(parts: ReadonlyMap<string, TimedPart>, o: Rou
     return ms;
   };
   for (let i = 0; i < o.warmup; i++) await runRound(names, false);
-  const random = mulberry32(o.runs);
-  for (let round = 0; round < o.runs; round++) {
-    const ms = await runRound(shuffled(names, random), true);
+  const orders = roundOrders(names, o.runs);
+  for (const order of orders) {
+    const ms = await runRound(order, true);
     await o.between?.(ms);
   }
-  return times;
+  return { times, orders };
 }

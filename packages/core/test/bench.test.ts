@@ -129,7 +129,12 @@ describe('the three variants of a workload', () => {
         expect(rounds).toHaveLength(3);
         expect(Math.min(...rounds)).toBe(r.variants[v].ms.min);
         expect(Math.max(...rounds)).toBe(r.variants[v].ms.max);
+        // Its place in each round: six parts (three variants, two communications alone, the compute alone).
+        expect(r.variants[v].positions).toHaveLength(3);
+        expect(r.variants[v].positions!.every((p) => p >= 0 && p < 6)).toBe(true);
       }
+      // Every round had one part first, whose place no other variant shared.
+      for (let round = 0; round < 3; round++) expect(new Set(BENCH_VARIANTS.map((v) => r.variants[v].positions![round])).size).toBe(3);
       // The speedups compare the runs of one round, not median with median.
       expect(r.speedup.overSequential).toBe(medianRoundRatio(r.variants.sequential.rounds!, r.variants.fused.rounds!));
       expect(r.speedup.overDecomposed).toBe(medianRoundRatio(r.variants.decomposed.rounds!, r.variants.fused.rounds!));

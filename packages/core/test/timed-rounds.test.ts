@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { timeInRounds, type TimedPart } from '../src/timed-rounds.js';
+import { roundOrders, timeInRounds, type TimedPart } from '../src/timed-rounds.js';
 
 /** Parts whose run right after the pause between rounds is slow, as the first after the busy kernel was on two H200s. */
 function partsSlowAfterPause(names: readonly string[]) {
@@ -22,7 +22,7 @@ function partsSlowAfterPause(names: readonly string[]) {
 describe('timeInRounds', () => {
   it('records every part once a round, each round in a shuffled order after an untimed run of its first part', async () => {
     const { parts, calls, pause } = partsSlowAfterPause(['a', 'b', 'c']);
-    const times = await timeInRounds(parts, { runs: 12, warmup: 1, between: pause });
+    const { times, orders } = await timeInRounds(parts, { runs: 12, warmup: 1, between: pause });
     // no recorded time is a run right after the pause: each part's own, every round
     expect(times.get('a')).toEqual(Array(12).fill(1));
     expect(times.get('b')).toEqual(Array(12).fill(2));
@@ -35,8 +35,10 @@ describe('timeInRounds', () => {
       expect(round[0]).toBe(round[1]);
       expect([...round.slice(1)].sort()).toEqual(['a', 'b', 'c']);
     }
-    // shuffled: not every round in one order
+    // shuffled: not every round in one order; the orders returned are those run, and roundOrders'
     expect(new Set(rounds.map((r) => r.join())).size).toBeGreaterThan(1);
+    expect(orders).toEqual(rounds.map((r) => r.slice(1)));
+    expect(roundOrders(['a', 'b', 'c'], 12)).toEqual(orders);
   });
 
   it('hands each round its recorded milliseconds', async () => {
