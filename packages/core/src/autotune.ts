@@ -103,10 +103,10 @@ export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksP
 
 /**
  * The phasing trial's rounds for each of a candidate's timed runs. A round runs only the two programs
- * (milliseconds each), so rounds are cheap beside the trial's sessions, compiles and checks; at one a
- * run (ten rounds), the trials of the suite's two-device rows on two H200s had intervals as wide as
- * 0.59–2.24 and 0.81–1.73 (a2a-gemm) and 0.83–1.09 (gemm-rs f16): a choice out of the noise
- * (benchmarks/README.md, 2026-11-27).
+ * (milliseconds each), so rounds are cheap beside the trial's sessions, compiles and checks. On two
+ * H200s, at one a run (ten rounds) the trials of the suite's two-device rows had intervals as wide as
+ * 0.59–2.24 (a2a-gemm); at four, with rounds that open untimed (timed-rounds.ts), 0.98–1.12 at the
+ * widest, and they agreed with the bench's own rounds (benchmarks/README.md, 2026-11-27).
  */
 export const PHASING_ROUNDS_PER_RUN = 4;
 
