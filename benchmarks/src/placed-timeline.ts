@@ -7,13 +7,15 @@
  * submitted), in ms from the run's start; writes the Chrome traces, one file per workload.
  *
  *   node dist/placed-timeline.mjs [--only embed-a2a,gemv-ar] [--dtype f32] [--size 4096] [--ranks 4] [--runs 5]
- *                                 [copier flags] [--gpu-timestamps] [--fused-sequential] [--busy-ms MS] [--watch-js-thread] [--out DIR]
+ *                                 [copier flags] [--gpu-timestamps] [--fused-sequential] [--comm-only] [--busy-ms MS] [--watch-js-thread] [--out DIR]
  *
  * The copier flags (copier-args.ts: --ring, --read-ahead, --beside-compute, --min-piece-kib, ...) set the host copier's options; the
  * trace files then carry them in their names. --gpu-timestamps draws each phase as the GPU timed it
  * (a query set per dispatch, which slows the recorded run; the host's clock alone otherwise).
  * --fused-sequential adds a fourth variant: the fused kernel (chunks within a device inside it) with
  * the sequential variant's phasing (no cut for the chunks between devices): what the cuts cost or gain.
+ * --comm-only also records, before the sequential and the fused variant's own recorded run, their
+ * communication alone (the suite's comm-only columns: the tile phases not launched), in the same session.
  * --busy-ms keeps both GPUs busy (burnGpus) that long right before the recorded run, so that it runs at
  * the clocks of the suite's rounds, not at those an idle GPU drops to. --watch-js-thread prints, for
  * the recorded run, the WebGPU calls that held the JS thread 0.5 ms or more, the gaps of 1 ms or more
@@ -25,7 +27,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { COPIER_FLAGS, copierOptions, copierTag } from './copier-args.js';
-import { BENCH_VARIANTS, burnGpus, traceRun, VARIANT_OPTIONS, type ChromeTrace, type WorkloadName } from '@syncopate/core';
+import { BENCH_VARIANTS, burnGpus, traceRun, traceSession, VARIANT_OPTIONS, type ChromeTrace, type FusedSession, type PlacedSession, type TraceSubject, type WorkloadName } from '@syncopate/core';
 import { openDevices } from '@syncopate/runtime';
 import { watchJsThread, type SlowCall, type ThreadState } from './js-thread-watch.js';
 import { gpuShape } from './suite-shapes.js';
@@ -73,7 +75,7 @@ function timelineLines(trace: ChromeTrace): string[] {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, ...COPIER_FLAGS, 'gpu-timestamps': { type: 'boolean' }, 'fused-sequential': { type: 'boolean' }, 'busy-ms': { type: 'string' }, 'watch-js-thread': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, dtype: { type: 'string' }, size: { type: 'string' }, ranks: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, ...COPIER_FLAGS, 'gpu-timestamps': { type: 'boolean' }, 'fused-sequential': { type: 'boolean' }, 'comm-only': { type: 'boolean' }, 'busy-ms': { type: 'string' }, 'watch-js-thread': { type: 'boolean' } } });
   const out = values.out ?? process.env['OUT'] ?? '.';
   const names = (values.only ?? 'embed-a2a,gemv-ar,ring-attn').split(',') as WorkloadName[];
   const dtype = values.dtype === 'f16' ? 'f16' : 'f32';
@@ -91,7 +93,15 @@ async function main(): Promise<void> {
       const variants = [...BENCH_VARIANTS.map((v) => [v, VARIANT_OPTIONS[v]] as const), ...(values['fused-sequential'] ? [['fused-sequential', { backend: 'auto', phasing: 'sequential' }] as const] : [])];
       for (const [variant, { backend, phasing }] of variants) {
         let mark = 0;
-        const beforeRecordedRun = async () => {
+        const beforeRecordedRun = async (session: FusedSession | PlacedSession, subject: TraceSubject) => {
+          if (values['comm-only'] && (variant === 'sequential' || variant === 'fused')) {
+            // Its communication alone first, as the suite times it (the comm-only column), in the same session.
+            await burnGpus(devices.map((d) => d.device), busyMs);
+            const alone = await traceSession(session, subject, values['gpu-timestamps'] ?? false, true);
+            traces[`${variant}-comm`] = alone;
+            console.log(`${workload}${tag} ${variant}, communication alone: recorded run:`);
+            console.log(timelineLines(alone).join('\n'));
+          }
           await burnGpus(devices.map((d) => d.device), busyMs);
           mark = performance.now();
           // On the process's clock, as node --trace-gc stamps its lines: a pause within the recorded run shows.

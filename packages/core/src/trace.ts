@@ -89,11 +89,15 @@ const INSIDE_DISPATCH =
   'WGSL has no clock: inside a fused dispatch the tiles of each rank and the gpu-signal chunks cannot be timed; ' +
   'each dispatch is shown on the track of every rank it ran, with the chunks that moved inside it in args';
 
-/** One more run of an open session, recorded and drawn; `gpuTimestamps: false` records the host's clock alone (RunRecording). */
-export async function traceSession(session: FusedSession | PlacedSession, subject: TraceSubject, gpuTimestamps = true): Promise<ChromeTrace> {
+/**
+ * One more run of an open session, recorded and drawn; `gpuTimestamps: false` records the host's clock
+ * alone (RunRecording). Over several devices, `communicationOnly` records the run's communication
+ * alone, as benchmarks time it (PlacedSession.run).
+ */
+export async function traceSession(session: FusedSession | PlacedSession, subject: TraceSubject, gpuTimestamps = true, communicationOnly = false): Promise<ChromeTrace> {
   const record = new RunRecording(gpuTimestamps);
   if (session instanceof FusedSession) await session.runRecorded(record);
-  else await session.run({ record });
+  else await session.run({ record, communicationOnly });
   return buildTrace(record, subject);
 }
 

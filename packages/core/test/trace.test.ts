@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chunkTransfer } from '@syncopate/backends';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { traceRun, type ChromeTrace, type TraceEvent } from '../src/trace.js';
+import { traceRun, traceSession, type ChromeTrace, type TraceEvent } from '../src/trace.js';
 import type { LoweredWorkload } from '../src/run.js';
 
 let handles: DeviceHandle[] = [];
@@ -115,6 +115,30 @@ describe('traceRun: a Chrome trace of one run', () => {
       const mapped = ns(e.ts!) + Math.round((e.args!['sourceMappedAfterMs'] as number) * 1e6);
       expect(mapped).toBeGreaterThanOrEqual(end(source));
     }
+  }, 120_000);
+
+  it('4 ranks on 2 devices, the communication alone: every transfer, no dispatch of a phase that runs tiles', async () => {
+    let alone: ChromeTrace | undefined;
+    const { trace, lowered } = await traced({
+      ...base,
+      ranks: 4,
+      shape: { m: 64, n: 32, k: 32 },
+      handles,
+      afterTimedRuns: async (session, subject) => void (alone = await traceSession(session, subject, true, true)),
+    });
+    expectWellFormed(alone!);
+    const events = spans(alone!);
+    // The same transfers as the whole run's.
+    const transfers = (t: ChromeTrace) => spans(t).filter((e) => e.cat === 'peer-copy').map((e) => e.name).sort();
+    expect(transfers(alone!)).toEqual(transfers(trace));
+    expect(transfers(alone!).length).toBeGreaterThan(0);
+    // Only the phases without tiles were launched.
+    const launched = events.filter((e) => e.cat === 'dispatch');
+    for (const e of launched) {
+      const phase = lowered.placed.devices[e.pid!]!.view.phases[e.args?.['phase'] as number]!;
+      expect(phase.tiles.every((t) => t.count === 0)).toBe(true);
+    }
+    expect(spans(trace).filter((e) => e.cat === 'dispatch').length).toBeGreaterThan(launched.length);
   }, 120_000);
 
   it('one device: both ranks\' tracks show the dispatch and the gpu-signal chunks inside it; no transfers', async () => {
