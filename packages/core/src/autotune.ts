@@ -127,7 +127,7 @@ async function phasingTrial(o: TuneOptions, overlap: TuneTrial): Promise<{ reado
     const rounds = o.phasingRounds ?? PHASING_ROUNDS_PER_RUN * (o.timedRuns ?? 10);
     const r = await benchPhasings({ ...o, order, chunksPerRank, block, ...plans, runs: rounds, warmup: o.warmupRuns ?? 3 });
     const { verified } = r.sequential;
-    const trial = { ...candidate, ms: verified ? r.sequential.ms.median : NaN, verified, overlapRatio: r.overlapRatio, overlapInterval: r.overlapInterval, rounds: r.sequential.rounds!.length };
+    const trial = { ...candidate, ms: verified ? r.sequential.ms.median : NaN, verified, overlapRatio: r.overlapRatio, overlapInterval: r.overlapInterval, rounds };
     return { trial, keepSequential: verified && r.overlap.verified && r.overlapRatio < 1 };
   } catch (e) {
     return { trial: { ...candidate, ms: NaN, verified: false, error: e instanceof Error ? e.message : String(e) }, keepSequential: false };
