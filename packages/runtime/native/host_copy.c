@@ -4,25 +4,26 @@
  * (benchmarks/peer-copy.md: 6-11 GB/s). Here each copy runs on libuv's thread pool, so several run
  * at once and the JS thread keeps encoding and submitting meanwhile.
  *
- * copy(dst: Uint8Array, src: Uint8Array): Promise<void>: copies src into dst (equal lengths). Both
- * views' buffers are referenced until the copy is done; the caller must keep them mapped until the
- * promise settles (packages/runtime/src/host-copy.ts does).
+ * copy(dst, src, offset, length[, streaming[, slices]]): Promise<void>: copies bytes [offset, offset +
+ * length) of range src to the same place in range dst. A range is a byte view (Uint8Array), or a pair
+ * [head, tail] of byte views into one mapped range: its bytes run from head's first to tail's last.
+ * An ArrayBuffer over a mapped range counts as V8 external memory until it is unmapped, and with
+ * 64 MiB or more of them held at once (two transfers' pieces, 4 MiB on each side) V8 ran major
+ * collections mid-run, up to 14 ms with the JS thread stopped (benchmarks/peer-copy.md); a pair of
+ * 8-byte anchors, the first and the last of the range as getMappedRange hands them out (it refuses
+ * a range past what was mapped), counts 16 bytes and still bounds the copy. Every call is checked
+ * against both ranges before a byte moves: offsets and lengths must be integers, within 2^53, and end
+ * inside both ranges; anything else throws (TypeError, or RangeError with code
+ * ERR_SYNCOPATE_HOST_COPY_RANGE) and copies nothing. The views' buffers are referenced until the copy
+ * is done; the caller must keep the ranges mapped until the promise settles
+ * (packages/runtime/src/host-copy.ts does).
  *
- * copy(dst, src, offset, length): bytes [offset, offset + length) after the start of each view, which
- * may reach past the views: each view is then only an anchor at the start of a mapped range at least
- * offset + length long (a few bytes from getMappedRange). An ArrayBuffer over a mapped range counts
- * as V8 external memory until it is unmapped, and with 64 MiB or more of them held at once (two
- * transfers' pieces, 4 MiB on each side) V8 ran major collections mid-run, up to 14 ms with the JS thread
- * stopped (benchmarks/peer-copy.md); anchors count 8 bytes.
+ * `slices` (an integer from 1 to 256): the bytes cut into that many parts on 64-byte lines, each a
+ * work item on the pool, and the promise settled once the last is done: the JS thread settles one
+ * promise a copy, however many threads run it.
  *
- * copy(dst, src, offset, length, streaming, slices): the bytes cut into `slices` parts on 64-byte lines,
- * each a work item on the pool, and the promise settled once the last is done: the JS thread settles
- * one promise a copy, however many threads run it.
- *
- * copySync(dst, src, offset, length, streaming): the same bytes copied on the calling (JS) thread, for
- * copies too small to pay for a hand-off to the pool and back; through anchors, so that no ArrayBuffer
- * over a whole mapped range is made (each counts as V8 external memory, and their pressure starts
- * collections).
+ * copySync(dst, src, offset, length[, streaming]): the same bytes copied on the calling (JS) thread,
+ * for copies too small to pay for a hand-off to the pool and back; the same ranges and checks.
  *
  * With `streaming` true, the destination is written with non-temporal stores (x86-64; elsewhere
  * memcpy). A memcpy of a 1 MiB slice reads each destination line in before it overwrites it; with
@@ -41,8 +42,8 @@
 /* One call: its promise, the buffers it keeps alive, and its slices still running. */
 typedef struct {
   napi_deferred deferred;
-  napi_ref dst_ref;
-  napi_ref src_ref;
+  napi_ref refs[4];
+  size_t ref_count;
   char* dst;
   const char* src;
   int streaming;
@@ -113,44 +114,149 @@ static void finish_slice(napi_env env, napi_status status, void* data) {
     napi_create_error(env, NULL, message, &result);
     napi_reject_deferred(env, c->deferred, result);
   }
-  napi_delete_reference(env, c->dst_ref);
-  napi_delete_reference(env, c->src_ref);
+  for (size_t i = 0; i < c->ref_count; i++) napi_delete_reference(env, c->refs[i]);
   free(c);
 }
 
-/* The bytes of a byte array (Uint8Array), and, where `ref` is given, a reference that keeps its buffer alive. */
-static int view_bytes(napi_env env, napi_value view, const char* name, void** data, size_t* bytes, napi_ref* ref) {
-  bool is_typed;
+#define ARGUMENT_ERROR "ERR_SYNCOPATE_HOST_COPY_ARGUMENT"
+#define RANGE_ERROR "ERR_SYNCOPATE_HOST_COPY_RANGE"
+/* 2^53 - 1: every integer up to it is exact in a double. */
+#define MAX_SAFE_INTEGER 9007199254740991.0
+
+/* A range the caller mapped, and the views whose buffers keep it alive while a copy runs. */
+typedef struct {
+  char* data;
+  size_t bytes;
+  size_t views;
+  napi_value buffers[2];
+} Range;
+
+static void throw_argument(napi_env env, const char* message) { napi_throw_type_error(env, ARGUMENT_ERROR, message); }
+
+/* A byte view's start, length and buffer; throws and returns 0 if `value` is not one. */
+static int byte_view(napi_env env, napi_value value, const char* name, char** data, size_t* bytes, napi_value* buffer) {
+  bool is_typed = false;
   napi_typedarray_type type;
-  size_t length, offset;
-  napi_value buffer;
-  if (napi_is_typedarray(env, view, &is_typed) != napi_ok || !is_typed) {
-    char message[64];
-    snprintf(message, sizeof message, "host copy: %s must be a typed array", name);
-    napi_throw_type_error(env, NULL, message);
+  size_t offset;
+  void* start;
+  if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed ||
+      napi_get_typedarray_info(env, value, &type, bytes, &start, buffer, &offset) != napi_ok ||
+      (type != napi_uint8_array && type != napi_int8_array && type != napi_uint8_clamped_array)) {
+    char message[160];
+    snprintf(message, sizeof message, "host copy: %s must be a byte view (Uint8Array) or a pair [head, tail] of them", name);
+    throw_argument(env, message);
     return 0;
   }
-  napi_get_typedarray_info(env, view, &type, &length, data, &buffer, &offset);
-  if (type != napi_uint8_array && type != napi_int8_array && type != napi_uint8_clamped_array) {
-    napi_throw_type_error(env, NULL, "host copy: views must be byte arrays (Uint8Array)");
+  bool detached = false;
+  napi_is_detached_arraybuffer(env, *buffer, &detached);
+  if (detached) {
+    char message[128];
+    snprintf(message, sizeof message, "host copy: %s is a detached view (was its range unmapped?)", name);
+    napi_throw_range_error(env, RANGE_ERROR, message);
     return 0;
   }
-  *bytes = length;
-  if (ref) napi_create_reference(env, buffer, 1, ref);
+  *data = (char*)start;
   return 1;
 }
 
-/* offset and length (arguments 2 and 3, where given) and streaming (argument 4); throws and returns 0 if bad. */
-static int read_range(napi_env env, size_t argc, napi_value* argv, double* offset, double* length, bool* streaming) {
-  if (argc >= 5 && napi_get_value_bool(env, argv[4], streaming) != napi_ok) {
-    napi_throw_type_error(env, NULL, "host copy: streaming must be a boolean");
+/* Argument `value` as a range: a byte view, or [head, tail] of one mapped range. Throws and returns 0 if neither. */
+static int read_range(napi_env env, napi_value value, const char* name, Range* range) {
+  bool is_array = false;
+  napi_is_array(env, value, &is_array);
+  if (!is_array) {
+    range->views = 1;
+    return byte_view(env, value, name, &range->data, &range->bytes, &range->buffers[0]);
+  }
+  uint32_t count = 0;
+  napi_get_array_length(env, value, &count);
+  if (count != 2) {
+    char message[128];
+    snprintf(message, sizeof message, "host copy: %s as a pair must be [head, tail], got %u views", name, count);
+    throw_argument(env, message);
     return 0;
   }
-  if (argc >= 4 && (napi_get_value_double(env, argv[2], offset) != napi_ok || napi_get_value_double(env, argv[3], length) != napi_ok ||
-                    !(*offset >= 0 && *length >= 0 && *offset + *length <= 9007199254740991.0))) {
-    napi_throw_type_error(env, NULL, "host copy: offset and length must be non-negative numbers");
+  napi_value head, tail;
+  char *head_data, *tail_data;
+  size_t head_bytes, tail_bytes;
+  napi_get_element(env, value, 0, &head);
+  napi_get_element(env, value, 1, &tail);
+  if (!byte_view(env, head, name, &head_data, &head_bytes, &range->buffers[0]) ||
+      !byte_view(env, tail, name, &tail_data, &tail_bytes, &range->buffers[1]))
+    return 0;
+  if (head_bytes == 0 || tail_bytes == 0 || tail_data < head_data) {
+    char message[128];
+    snprintf(message, sizeof message, "host copy: %s's head and tail must be non-empty, the tail not before the head", name);
+    napi_throw_range_error(env, RANGE_ERROR, message);
     return 0;
   }
+  range->views = 2;
+  range->data = head_data;
+  range->bytes = (size_t)(tail_data - head_data) + tail_bytes;
+  return 1;
+}
+
+/* Argument `value` as a byte count: an integer from 0 to 2^53 - 1. Throws and returns 0 if not. */
+static int read_count(napi_env env, napi_value value, const char* name, double* out) {
+  double x;
+  if (napi_get_value_double(env, value, &x) != napi_ok || !(x >= 0 && x <= MAX_SAFE_INTEGER && x == (double)(uint64_t)x)) {
+    char message[128];
+    snprintf(message, sizeof message, "host copy: %s must be an integer from 0 to 2^53 - 1", name);
+    napi_throw_range_error(env, RANGE_ERROR, message);
+    return 0;
+  }
+  *out = x;
+  return 1;
+}
+
+/* One call's checked arguments. */
+typedef struct {
+  Range dst, src;
+  size_t offset, length;
+  bool streaming;
+  uint32_t slices;
+} Call;
+
+/*
+ * (dst, src, offset, length[, streaming[, slices]]) checked against both ranges: [offset, offset +
+ * length) must lie inside each. Throws and returns 0 if anything is off; nothing has been copied then.
+ */
+static int read_call(napi_env env, size_t argc, napi_value* argv, int with_slices, Call* call) {
+  if (argc < 4) {
+    throw_argument(env, with_slices ? "host copy: copy(dst, src, offset, length[, streaming[, slices]])"
+                                    : "host copy: copySync(dst, src, offset, length[, streaming])");
+    return 0;
+  }
+  double offset, length;
+  if (!read_range(env, argv[0], "dst", &call->dst) || !read_range(env, argv[1], "src", &call->src) ||
+      !read_count(env, argv[2], "offset", &offset) || !read_count(env, argv[3], "length", &length))
+    return 0;
+  call->streaming = false;
+  if (argc >= 5 && napi_get_value_bool(env, argv[4], &call->streaming) != napi_ok) {
+    throw_argument(env, "host copy: streaming must be a boolean");
+    return 0;
+  }
+  call->slices = 1;
+  if (with_slices && argc >= 6) {
+    double slices;
+    if (napi_get_value_double(env, argv[5], &slices) != napi_ok || !(slices >= 1 && slices <= 256 && slices == (double)(uint32_t)slices)) {
+      napi_throw_range_error(env, RANGE_ERROR, "host copy: slices must be an integer from 1 to 256");
+      return 0;
+    }
+    call->slices = (uint32_t)slices;
+  }
+  const Range* ranges[2] = {&call->dst, &call->src};
+  const char* names[2] = {"dst", "src"};
+  for (int i = 0; i < 2; i++) {
+    /* In doubles: offset + length cannot wrap there, and both are exact below 2^53. */
+    if (offset + length > (double)ranges[i]->bytes) {
+      char message[192];
+      snprintf(message, sizeof message, "host copy: bytes [%.0f, %.0f) run past %s, a range of %zu bytes", offset, offset + length, names[i], ranges[i]->bytes);
+      napi_throw_range_error(env, RANGE_ERROR, message);
+      return 0;
+    }
+  }
+  call->offset = (size_t)offset;
+  call->length = (size_t)length;
   return 1;
 }
 
@@ -158,43 +264,18 @@ static napi_value copy(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value argv[6];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc != 2 && argc < 4) {
-    napi_throw_type_error(env, NULL, "host copy: copy(dst, src) or copy(dst, src, offset, length[, streaming[, slices]]) with Uint8Arrays");
-    return NULL;
-  }
-  bool streaming = false;
-  double offset = 0, length = 0;
-  if (!read_range(env, argc, argv, &offset, &length, &streaming)) return NULL;
-  uint32_t slices = 1;
-  if (argc >= 6 && (napi_get_value_uint32(env, argv[5], &slices) != napi_ok || slices < 1 || slices > 256)) {
-    napi_throw_type_error(env, NULL, "host copy: slices must be an integer from 1 to 256");
-    return NULL;
-  }
-  size_t dst_bytes, src_bytes;
-  void *dst, *src;
-  napi_ref dst_ref, src_ref;
-  if (!view_bytes(env, argv[0], "dst", &dst, &dst_bytes, &dst_ref)) return NULL;
-  if (!view_bytes(env, argv[1], "src", &src, &src_bytes, &src_ref)) {
-    napi_delete_reference(env, dst_ref);
-    return NULL;
-  }
-  if (argc == 2 && dst_bytes != src_bytes) {
-    char message[128];
-    snprintf(message, sizeof message, "host copy: dst has %zu bytes, src %zu; they must be equal", dst_bytes, src_bytes);
-    napi_delete_reference(env, dst_ref);
-    napi_delete_reference(env, src_ref);
-    napi_throw_range_error(env, NULL, message);
-    return NULL;
-  }
+  Call call;
+  if (!read_call(env, argc, argv, 1, &call)) return NULL;
   Copy* c = (Copy*)calloc(1, sizeof(Copy));
-  c->dst_ref = dst_ref;
-  c->src_ref = src_ref;
-  c->dst = (char*)dst + (size_t)offset;
-  c->src = (const char*)src + (size_t)offset;
-  c->streaming = streaming;
-  size_t bytes = argc >= 4 ? (size_t)length : src_bytes;
+  const Range* ranges[2] = {&call.dst, &call.src};
+  for (int i = 0; i < 2; i++)
+    for (size_t v = 0; v < ranges[i]->views; v++) napi_create_reference(env, ranges[i]->buffers[v], 1, &c->refs[c->ref_count++]);
+  c->dst = call.dst.data + call.offset;
+  c->src = call.src.data + call.offset;
+  c->streaming = call.streaming;
+  size_t bytes = call.length;
   /* Slices end on 64-byte lines (two threads never write one cache line); the last may be short. */
-  size_t step = (bytes / slices + 63) & ~(size_t)63;
+  size_t step = (bytes / call.slices + 63) & ~(size_t)63;
   if (step == 0) step = 64;
   size_t count = bytes == 0 ? 1 : (bytes + step - 1) / step;
   c->pending = count;
@@ -216,23 +297,20 @@ static napi_value copy_sync(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 4) {
-    napi_throw_type_error(env, NULL, "host copy: copySync(dst, src, offset, length[, streaming]) with Uint8Arrays");
-    return NULL;
-  }
-  bool streaming = false;
-  double offset = 0, length = 0;
-  if (!read_range(env, argc, argv, &offset, &length, &streaming)) return NULL;
-  size_t dst_bytes, src_bytes;
-  void *dst, *src;
-  if (!view_bytes(env, argv[0], "dst", &dst, &dst_bytes, NULL) || !view_bytes(env, argv[1], "src", &src, &src_bytes, NULL)) return NULL;
-  if (streaming) stream_copy((char*)dst + (size_t)offset, (const char*)src + (size_t)offset, (size_t)length);
-  else memcpy((char*)dst + (size_t)offset, (const char*)src + (size_t)offset, (size_t)length);
+  Call call;
+  if (!read_call(env, argc, argv, 0, &call)) return NULL;
+  char* dst = call.dst.data + call.offset;
+  const char* src = call.src.data + call.offset;
+  if (call.streaming) stream_copy(dst, src, call.length);
+  else memcpy(dst, src, call.length);
   return NULL;
 }
 
 NAPI_MODULE_INIT() {
-  napi_value fn;
+  napi_value fn, version;
+  /* 2: ranges checked (this source); the loader refuses an addon built from older source. */
+  napi_create_uint32(env, 2, &version);
+  napi_set_named_property(env, exports, "apiVersion", version);
   napi_create_function(env, "copy", NAPI_AUTO_LENGTH, copy, NULL, &fn);
   napi_set_named_property(env, exports, "copy", fn);
   napi_create_function(env, "copySync", NAPI_AUTO_LENGTH, copy_sync, NULL, &fn);

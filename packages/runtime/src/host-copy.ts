@@ -15,9 +15,10 @@ export interface HostCopier {
   /** Copies `src` into `dst` (equal lengths); both must stay valid (mapped) until it resolves. */
   copy(dst: Uint8Array, src: Uint8Array): Promise<void>;
   /**
-   * Copies the first `bytes` of mapped `src` into mapped `dst` (both mapped from offset 0, at least
-   * `bytes` long, and kept so until it resolves). Optional: `copyMapped()` falls back to `copy` over
-   * the two whole ranges.
+   * Copies the first `bytes` of mapped `src` into mapped `dst` (both mapped from offset 0 over at
+   * least `bytes`, and kept so until it resolves); refuses, with a UsageError, a buffer that is not
+   * mapped so, or a `bytes` that is not a whole number. Optional: `copyMapped()` falls back to
+   * `copy` over the two ranges.
    */
   copyMapped?(dst: GPUBuffer, src: GPUBuffer, bytes: number): Promise<void>;
 }
@@ -26,64 +27,116 @@ export interface HostCopier {
 export type HostCopyStores = 'cached' | 'streaming';
 
 export interface HostCopierOptions {
-  /** Slices a copy is cut into, at most (default: libuv's pool size). */
+  /** Slices a copy is cut into, at most, from 1 to 256 (default: libuv's pool size). */
   readonly threads?: number;
   /**
    * How the native copy writes the destination (default 'streaming'). On two H100s (one host) one
    * thread moved 7.8 GB/s between mapped ranges of 64 MiB with streaming stores against 5.6 with
    * memcpy, and the suite's transfers of 2 x 32 MiB took 2.76-2.86 ms against 3.28-3.72
-   * (benchmarks/peer-copy.md, call 1 of results/2gpu-2026-11-26h).
+   * (benchmarks/peer-copy.md).
    */
   readonly stores?: HostCopyStores;
 }
 
+/** A range for the addon: a byte view, or [head, tail], the first and last views of one mapped range. */
+type AddonRange = Uint8Array | readonly [Uint8Array, Uint8Array];
+
+/**
+ * native/host_copy.c. Each entry checks [offset, offset + length) against both ranges and throws
+ * (TypeError, or RangeError with code ERR_SYNCOPATE_HOST_COPY_RANGE) before it copies a byte.
+ */
 interface Addon {
-  copy(dst: Uint8Array, src: Uint8Array): Promise<void>;
-  /**
-   * Bytes [offset, offset + length) after each view's start: the views may be anchors of longer
-   * mapped ranges; `streaming` writes the destination with non-temporal stores; `slices` parts run on
-   * the pool at once, the promise settled once all are done.
-   */
-  copy(dst: Uint8Array, src: Uint8Array, offset: number, length: number, streaming?: boolean, slices?: number): Promise<void>;
+  /** 2: ranges checked; older builds are refused by the loader. */
+  readonly apiVersion: number;
+  /** On the pool in `slices` parts (1 to 256); the promise settles once all are done. */
+  copy(dst: AddonRange, src: AddonRange, offset: number, length: number, streaming?: boolean, slices?: number): Promise<void>;
   /** The same bytes copied on the calling thread, before it returns. */
-  copySync(dst: Uint8Array, src: Uint8Array, offset: number, length: number, streaming?: boolean): void;
+  copySync(dst: AddonRange, src: AddonRange, offset: number, length: number, streaming?: boolean): void;
 }
+
+const ADDON_API_VERSION = 2;
 
 /**
  * The first `bytes` of mapped `src` into mapped `dst`, by `copier.copyMapped` where it has one, else
- * by `copy` over the two ranges.
+ * by `copy` over the two ranges. Refuses (UsageError) what is not mapped over `bytes`.
  */
 export function copyMapped(copier: HostCopier, dst: GPUBuffer, src: GPUBuffer, bytes: number): Promise<void> {
-  // The native copy reads and writes past what it is handed: check what it may reach first.
-  for (const [name, b] of [['dst', dst], ['src', src]] as const) {
-    if (b.mapState !== 'mapped') return Promise.reject(new UsageError(`copyMapped: ${name} (${b.label || 'unlabelled'}) is ${b.mapState}, not mapped`));
-    if (!(Number.isInteger(bytes) && bytes >= 0 && bytes <= b.size)) return Promise.reject(new UsageError(`copyMapped: ${bytes} bytes do not fit ${name} (${b.label || 'unlabelled'}) of ${b.size}`));
-  }
-  return copier.copyMapped ? copier.copyMapped(dst, src, bytes) : copyWholeRanges(copier, dst, src, bytes);
+  if (copier.copyMapped) return copier.copyMapped(dst, src, bytes);
+  return settled(() => {
+    checkMapped(dst, src, bytes);
+    return copier.copy(mappedBytes(dst, 'dst', bytes), mappedBytes(src, 'src', bytes));
+  });
 }
 
-/** The first `bytes` of both mapped buffers handed to JS as ranges, copied by `copier.copy`. */
-function copyWholeRanges(copier: HostCopier, dst: GPUBuffer, src: GPUBuffer, bytes: number): Promise<void> {
-  return copier.copy(new Uint8Array(dst.getMappedRange(0, bytes)), new Uint8Array(src.getMappedRange(0, bytes)));
+/** `run`'s promise, or a rejected one with what it threw. */
+function settled(run: () => Promise<void>): Promise<void> {
+  try {
+    return run();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+const labelOf = (b: GPUBuffer) => b.label || 'unlabelled';
+
+/** Throws a UsageError unless both buffers are mapped and `bytes` is a whole number that fits each. */
+function checkMapped(dst: GPUBuffer, src: GPUBuffer, bytes: number): void {
+  if (!(Number.isSafeInteger(bytes) && bytes >= 0)) throw new UsageError(`copyMapped: bytes must be a whole number from 0 to 2^53 - 1, got ${bytes}`);
+  for (const [name, b] of [['dst', dst], ['src', src]] as const) {
+    if (b.mapState !== 'mapped') throw new UsageError(`copyMapped: ${name} (${labelOf(b)}) is ${b.mapState}, not mapped`);
+    if (bytes > b.size) throw new UsageError(`copyMapped: ${bytes} bytes do not fit ${name} (${labelOf(b)}) of ${b.size}`);
+  }
 }
 
 /**
- * The smallest range getMappedRange gives (offsets are multiples of 8): the anchor the addon copies
- * from. An ArrayBuffer over a mapped range counts as V8 external memory until it is unmapped, and with
- * 64 MiB or more held at once (two transfers' pieces of 4 MiB, read-back and upload) V8 ran major
- * collections mid-run, up to 14 ms with the JS thread stopped (two H200s; on lavapipe 3 in 20 rounds of 64
- * MiB held, 10 of 96 MiB: benchmarks/peer-copy.md); an anchor counts 8 bytes.
+ * `buffer.getMappedRange(offset, size)`; what it refuses (a range past what was mapped, or one
+ * handed out already) as a UsageError naming the buffer.
+ */
+function mappedRange(buffer: GPUBuffer, name: string, offset: number, size: number): Uint8Array {
+  try {
+    return new Uint8Array(buffer.getMappedRange(offset, size));
+  } catch (e) {
+    throw new UsageError(`copyMapped: ${name} (${labelOf(buffer)}) has no mapped range [${offset}, ${offset + size}) to hand out: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** The first `bytes` of a mapped buffer as one view (getMappedRange's sizes are multiples of 4). */
+function mappedBytes(buffer: GPUBuffer, name: string, bytes: number): Uint8Array {
+  return mappedRange(buffer, name, 0, roundUp(bytes, 4)).subarray(0, bytes);
+}
+
+const roundUp = (n: number, to: number) => Math.ceil(n / to) * to;
+
+/**
+ * The smallest range getMappedRange gives (offsets are multiples of 8): the anchors the addon copies
+ * between. An ArrayBuffer over a mapped range counts as V8 external memory until it is unmapped, and
+ * with 64 MiB or more held at once (two transfers' pieces of 4 MiB, read-back and upload) V8 ran
+ * major collections mid-run, up to 14 ms with the JS thread stopped (two H200s; on lavapipe 3 in 20
+ * rounds of 64 MiB held, 10 of 96 MiB: benchmarks/peer-copy.md); an anchor counts 8 bytes.
  */
 const ANCHOR_BYTES = 8;
 
+/**
+ * [head, tail]: the first and the last anchor of a mapped buffer's first `bytes` (at least 16, so the
+ * two do not overlap). getMappedRange refuses a range past what was mapped, so the pair proves to the
+ * addon that every byte between them is mapped.
+ */
+function mappedAnchors(buffer: GPUBuffer, name: string, bytes: number): [Uint8Array, Uint8Array] {
+  const tailOffset = Math.floor((bytes - 1) / ANCHOR_BYTES) * ANCHOR_BYTES;
+  return [mappedRange(buffer, name, 0, ANCHOR_BYTES), mappedRange(buffer, name, tailOffset, roundUp(bytes - tailOffset, 4))];
+}
+
+/** Below this a copy goes through one view of each range: too small for two anchors. */
+const MIN_ANCHORED_BYTES = 2 * ANCHOR_BYTES;
 /** A slice shorter than this costs more in hand-offs than its thread gains. */
 const MIN_SLICE_BYTES = 256 << 10;
 /**
  * Below this a copy stays on the JS thread: a hand-off to the pool and back costs more than copying
- * there (gemv-ar's small chunks moved 0.84x as fast through the pool on two H200s, call 4 of
- * benchmarks/results/h200x2-2026-11-26b).
+ * there (gemv-ar's small chunks moved 0.84x as fast through the pool on two H200s:
+ * benchmarks/peer-copy.md).
  */
 const MIN_NATIVE_BYTES = 512 << 10;
+const MAX_SLICES = 256;
 
 export const jsHostCopy: HostCopier = {
   kind: 'js',
@@ -94,6 +147,15 @@ export const jsHostCopy: HostCopier = {
   },
 };
 
+/** The addon's own refusals (a bug here if they happen: every call is checked first) as UsageErrors. */
+function addonCall(run: () => Promise<void> | void): Promise<void> {
+  try {
+    return Promise.resolve(run()).catch((e: Error) => Promise.reject(new UsageError(e.message, { cause: e })));
+  } catch (e) {
+    return Promise.reject(new UsageError((e as Error).message, { cause: e }));
+  }
+}
+
 function nativeHostCopy(addon: Addon, threads: number, stores: HostCopyStores): HostCopier {
   const streaming = stores === 'streaming';
   /** Slices a copy of `bytes` is cut into (the addon cuts them on 64-byte lines and settles once). */
@@ -103,16 +165,18 @@ function nativeHostCopy(addon: Addon, threads: number, stores: HostCopyStores): 
     stores,
     copy(dst, src) {
       if (dst.length < MIN_NATIVE_BYTES || dst.length !== src.length) return jsHostCopy.copy(dst, src);
-      return addon.copy(dst, src, 0, dst.length, streaming, slices(dst.length));
+      return addonCall(() => addon.copy(dst, src, 0, dst.length, streaming, slices(dst.length)));
     },
     copyMapped(dst, src, bytes) {
-      if (bytes < ANCHOR_BYTES) return copyWholeRanges(jsHostCopy, dst, src, bytes);
-      const to = new Uint8Array(dst.getMappedRange(0, ANCHOR_BYTES));
-      const from = new Uint8Array(src.getMappedRange(0, ANCHOR_BYTES));
-      if (bytes >= MIN_NATIVE_BYTES) return addon.copy(to, from, 0, bytes, streaming, slices(bytes));
-      // On this thread, but through the anchors: no ArrayBuffer over the whole ranges (see ANCHOR_BYTES).
-      addon.copySync(to, from, 0, bytes, streaming);
-      return Promise.resolve();
+      return settled(() => {
+        checkMapped(dst, src, bytes);
+        if (bytes < MIN_ANCHORED_BYTES) return jsHostCopy.copy(mappedBytes(dst, 'dst', bytes), mappedBytes(src, 'src', bytes));
+        const to = mappedAnchors(dst, 'dst', bytes);
+        const from = mappedAnchors(src, 'src', bytes);
+        if (bytes >= MIN_NATIVE_BYTES) return addonCall(() => addon.copy(to, from, 0, bytes, streaming, slices(bytes)));
+        // On this thread, but through the anchors: no ArrayBuffer over the whole ranges (see ANCHOR_BYTES).
+        return addonCall(() => addon.copySync(to, from, 0, bytes, streaming));
+      });
     },
   };
 }
@@ -134,12 +198,12 @@ let addon: { addon?: Addon; why?: string } | undefined;
  * two H200s the suite's transfers were faster with 4 than with 16 (benchmarks/peer-copy.md).
  */
 export function hostCopier(options: HostCopierOptions = {}): { readonly copier: HostCopier; readonly why?: string } {
-  addon ??= loadAddon();
-  if (!addon.addon) return { copier: jsHostCopy, why: addon.why! };
   const threads = options.threads ?? (Number(process.env.UV_THREADPOOL_SIZE) || 4);
-  if (!(Number.isInteger(threads) && threads >= 1)) throw new UsageError(`hostCopier: threads must be a positive integer, got ${threads}`);
+  if (!(Number.isInteger(threads) && threads >= 1 && threads <= MAX_SLICES)) throw new UsageError(`hostCopier: threads must be an integer from 1 to ${MAX_SLICES}, got ${threads}`);
   const stores = options.stores ?? 'streaming';
   if (stores !== 'cached' && stores !== 'streaming') throw new UsageError(`hostCopier: stores must be 'cached' or 'streaming', got ${String(stores)}`);
+  addon ??= loadAddon();
+  if (!addon.addon) return { copier: jsHostCopy, why: addon.why! };
   return { copier: nativeHostCopy(addon.addon, threads, stores) };
 }
 
@@ -155,8 +219,8 @@ function loadAddon(): { addon?: Addon; why?: string } {
       errors.push(`${path}: ${(e as Error).message.split('\n')[0]}`);
       continue;
     }
-    if (typeof module.exports.copy !== 'function' || typeof module.exports.copySync !== 'function') {
-      errors.push(`${path}: no copy() or copySync() (an addon built from older source)`);
+    if (module.exports.apiVersion !== ADDON_API_VERSION || typeof module.exports.copy !== 'function' || typeof module.exports.copySync !== 'function') {
+      errors.push(`${path}: not API version ${ADDON_API_VERSION} (an addon built from older source: rebuild with node native/build.mjs)`);
       continue;
     }
     return { addon: module.exports as Addon };
