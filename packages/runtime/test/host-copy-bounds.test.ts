@@ -66,9 +66,10 @@ describe.runIf(addonBuilt || addonRequired)('host copy addon entries', () => {
   const addon = loadRawAddon();
 
   it.each(outOfBounds())('copy() refuses %s, copying nothing', async (_, dst, src, offset, length, slices) => {
-    const before = (Array.isArray(dst) ? dst : [dst]).map((v: Uint8Array) => v.slice());
+    const views: readonly Uint8Array[] = dst instanceof Uint8Array ? [dst] : dst;
+    const before = views.map((v) => v.slice());
     expect(() => addon.copy(dst, src, offset, length, true, slices ?? 1)).toThrow(expect.objectContaining({ code: expect.stringMatching(/^ERR_SYNCOPATE_HOST_COPY_/) }));
-    (Array.isArray(dst) ? dst : [dst]).forEach((v: Uint8Array, i: number) => expect(v).toEqual(before[i]));
+    views.forEach((v, i) => expect(v).toEqual(before[i]));
   });
 
   it.each(outOfBounds().filter((c) => c[5] === undefined))('copySync() refuses %s', (_, dst, src, offset, length) => {
@@ -131,11 +132,13 @@ describe.skipIf(!hasWebGPU)('copyMapped out of bounds', () => {
     return { readback, upload, destroy: () => [readback, upload].forEach((b) => b.destroy()) };
   }
 
-  const entries: [string, (dst: GPUBuffer, src: GPUBuffer, bytes: number) => Promise<void>][] = [
+  type Entry = [string, (dst: GPUBuffer, src: GPUBuffer, bytes: number) => Promise<void>];
+  const { copier } = hostCopier();
+  const entries: Entry[] = [
     ['copyMapped() with the js copier', (d, s, n) => copyMapped(jsHostCopy, d, s, n)],
-    ['copyMapped() with this process\'s copier', (d, s, n) => copyMapped(hostCopier().copier, d, s, n)],
-    ...(hostCopier().copier.copyMapped ? ([['copier.copyMapped()', (d, s, n) => hostCopier().copier.copyMapped!(d, s, n)]] as const) : []),
+    ["copyMapped() with this process's copier", (d, s, n) => copyMapped(copier, d, s, n)],
   ];
+  if (copier.copyMapped) entries.push(['copier.copyMapped()', (d, s, n) => copier.copyMapped!(d, s, n)]);
 
   it.each(entries)('%s refuses bytes past either buffer, fractional, negative or absurd', async (_, copy) => {
     const { readback, upload, destroy } = await mappedPair(4096);
