@@ -237,8 +237,8 @@ function sameProgramFlags(lowered: ReadonlyMap<string, string>): Pick<TimedVaria
 /**
  * A full collection where the host exposes one (`node --expose-gc`), between rounds rather than in
  * them: every mapped range of a transfer is an ArrayBuffer of external memory, and the collections
- * its pressure starts took 10–38 ms in a two-device run (benchmarks/peer-copy.md, call 10 of
- * h200x2-2026-11-26d), far longer than a round's parts.
+ * its pressure starts took 10–38 ms in a two-device run (call 10 of
+ * benchmarks/results/h200x2-2026-11-26d, in git history at d909dbf), far longer than a round's parts.
  */
 function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -269,7 +269,8 @@ function roundRatios(numerator: readonly number[], denominator: readonly number[
  * tens of seconds and took 2.5 s to climb back to 1,980 (nvidia-smi every 50 ms,
  * benchmarks/results/h200x2-2026-11-26b/call5): blocks of one program timed seconds apart came out up
  * to 2x apart, and a row's ratios move with the state too (gemm-rs f16 at 0.74x in rounds at low
- * clocks, its compute alone 1.21 ms against 0.47–0.64 at busy ones: h200x2-2026-11-26c/call2).
+ * clocks, its compute alone 1.21 ms against 0.47–0.64 at busy ones: h200x2-2026-11-26c/call2, in git
+ * history at d909dbf).
  *
  * So the parts — the three variants, the sequential and the fused variant's communication alone
  * (PlacedSession.run's `communicationOnly`) and, with `computeOnly`, the kernel without its transfers —

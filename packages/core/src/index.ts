@@ -4,6 +4,7 @@ export * from './pipeline.js';
 export * from './errors.js';
 export * from './compile.js';
 export * from './run.js';
+export * from './api/index.js';
 export * from './workloads/index.js';
 export * from './stats.js';
 export { fromHalfBits, toHalfBits } from './half.js';

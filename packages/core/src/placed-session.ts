@@ -11,7 +11,7 @@ import * as RNEA from 'fp-ts/lib/ReadonlyNonEmptyArray.js';
 import { GpuTimeoutError, PeerCopier, type DeviceHandle, type PeerCopierOptions, type RunResult } from '@syncopate/runtime';
 import type { RunRecording } from './run-recording.js';
 import { FusedSession } from './session.js';
-import type { TensorData } from './workloads/index.js';
+import { UsageError, type TensorData } from './workloads/index.js';
 
 interface Deferred {
   readonly promise: Promise<void>;
@@ -72,8 +72,23 @@ export class PlacedSession {
 
   /** `devices[d]` runs `placed.devices[d]`; every device gets every input (the copies of ranks elsewhere are mailboxes). */
   static async open(devices: readonly DeviceHandle[], module: Module, placed: PlacedKernels, inputs: TensorData, options: PlacedSessionOptions = {}): Promise<PlacedSession> {
+    return PlacedSession.start(devices, module, placed, options, (device, kernel) => FusedSession.open(device, kernel, inputs, options));
+  }
+
+  /** As `open`, but the tensors are the caller's: bind them (`bindTensors`) before each run. */
+  static async prepare(devices: readonly DeviceHandle[], module: Module, placed: PlacedKernels, options: PlacedSessionOptions = {}): Promise<PlacedSession> {
+    return PlacedSession.start(devices, module, placed, options, (device, kernel) => FusedSession.prepare(device, kernel, options));
+  }
+
+  private static async start(
+    devices: readonly DeviceHandle[],
+    module: Module,
+    placed: PlacedKernels,
+    options: PlacedSessionOptions,
+    session: (device: DeviceHandle, kernel: PlacedKernels['devices'][number]['kernel']) => Promise<FusedSession>,
+  ): Promise<PlacedSession> {
     if (devices.length < placed.devices.length) {
-      throw new RangeError(`the kernels are placed on ${placed.devices.length} devices, but ${devices.length} were given`);
+      throw new UsageError(`the kernels are placed on ${placed.devices.length} devices, but ${devices.length} were given`);
     }
     const tensors = placed.devices[0]!.kernel.tensors;
     const transfers = new Map<number, Route>();
@@ -85,7 +100,7 @@ export class PlacedSession {
     });
     const sessions: FusedSession[] = [];
     try {
-      for (const [d, { kernel }] of placed.devices.entries()) sessions.push(await FusedSession.open(devices[d]!, kernel, inputs, options));
+      for (const [d, { kernel }] of placed.devices.entries()) sessions.push(await session(devices[d]!, kernel));
     } catch (e) {
       sessions.forEach((s) => s.destroy());
       throw e;
@@ -93,6 +108,11 @@ export class PlacedSession {
     const timeoutMs = options.timeoutMs ?? 30_000;
     const copier = options.copier ?? new PeerCopier({ ...options.peerCopy, timeoutMs });
     return new PlacedSession(placed, devices, sessions, transfers, copier, options.copier === undefined, timeoutMs);
+  }
+
+  /** The buffers each device's kernel binds from now on: `perDevice[d]` for device d (FusedSession.bindTensors). */
+  bindTensors(perDevice: readonly ReadonlyMap<string, GPUBuffer>[]): void {
+    this.sessions.forEach((s, d) => s.bindTensors(perDevice[d]!));
   }
 
   /** Bytes moved between devices per run. */

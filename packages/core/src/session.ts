@@ -4,7 +4,7 @@
  */
 import { SyncopateError } from '@syncopate/ir';
 import { CONTROL, KERNEL_ERRORS, tensorBytes, type FusedKernel, type TensorBinding } from '@syncopate/backends';
-import { Executor, type DeviceHandle, type RunResult } from '@syncopate/runtime';
+import { Executor, type CompiledKernel, type DeviceHandle, type KernelPipeline, type RunResult } from '@syncopate/runtime';
 import { fromHalfBits, toHalfBits } from './half.js';
 import type { RunRecording } from './run-recording.js';
 import { UsageError, type TensorData } from './workloads/index.js';
@@ -24,7 +24,23 @@ export class ChunkTimeoutError extends SyncopateError {
   }
 }
 
-const tensorBuffer = (name: string) => `tensor:${name}`;
+const TENSOR_PREFIX = 'tensor:';
+const tensorBuffer = (name: string) => `${TENSOR_PREFIX}${name}`;
+
+/** Throws a UsageError when the kernel needs a feature the device was not opened with. */
+function checkFeatures(device: DeviceHandle, fused: FusedKernel): void {
+  if (fused.usesF16 && !device.features.includes('shader-f16')) {
+    const f16 = fused.tensors.filter((t) => t.dtype === 'f16').map((t) => t.name);
+    // missingFeatures lists what was asked for and the adapter lacks; otherwise the caller left it out.
+    const why = device.missingFeatures.includes('shader-f16')
+      ? 'the adapter has no shader-f16'
+      : 'the device was opened without shader-f16 (add it to requiredFeatures)';
+    throw new UsageError(`the kernel has f16 tensors (${f16.join(', ')}), but ${why}: use --dtype f32`);
+  }
+  if (fused.wgsl.includes('enable chromium_experimental_subgroup_matrix;') && !device.features.includes('chromium-experimental-subgroup-matrix')) {
+    throw new UsageError('the kernel uses subgroup matrices (target subgroup-matrix), but the device has no chromium-experimental-subgroup-matrix: lower it with target simt');
+  }
+}
 
 /** Every rank's copy of a tensor, back to back, as the fused kernel binds it: f32, or half bits for f16. */
 function packRanks(t: TensorBinding, perRank: readonly Float32Array[]): Float32Array | Uint16Array {
@@ -48,59 +64,89 @@ export interface FusedRun {
 }
 
 /**
- * A fused kernel ready to run on one device: buffers allocated and uploaded, pipeline compiled.
- * `run` can be called again (benchmarks): it clears the control buffer (tickets, flags, counters)
- * first; the kernel's own writes make it idempotent on the tensors.
+ * A fused kernel ready to run on one device: pipeline compiled, its control and tables buffers
+ * allocated, and its tensors bound: buffers of its own, allocated and uploaded (`open`), or the
+ * caller's (`prepare`, then `bindTensors`). `run` can be called again (benchmarks): it clears the
+ * control buffer (tickets, flags, counters) first; the kernel's own writes make it idempotent on the
+ * tensors.
  */
 export class FusedSession {
+  private kernel: CompiledKernel | undefined;
+  private tensors: ReadonlyMap<string, GPUBuffer> = new Map();
+
   private constructor(
     private readonly executor: Executor,
     private readonly fused: FusedKernel,
-    private readonly kernel: Awaited<ReturnType<Executor['compile']>>,
+    private readonly pipeline: KernelPipeline,
   ) {}
 
+  /** A session over buffers of its own, holding `inputs` (every tensor, per rank). */
   static async open(device: DeviceHandle, fused: FusedKernel, inputs: TensorData, options: { timeoutMs?: number; read?: readonly string[] } = {}): Promise<FusedSession> {
-    if (fused.usesF16 && !device.features.includes('shader-f16')) {
-      const f16 = fused.tensors.filter((t) => t.dtype === 'f16').map((t) => t.name);
-      // missingFeatures lists what was asked for and the adapter lacks; otherwise the caller left it out.
-      const why = device.missingFeatures.includes('shader-f16')
-        ? 'the adapter has no shader-f16'
-        : 'the device was opened without shader-f16 (add it to requiredFeatures)';
-      throw new UsageError(`the kernel has f16 tensors (${f16.join(', ')}), but ${why}: use --dtype f32`);
-    }
-    if (fused.wgsl.includes('enable chromium_experimental_subgroup_matrix;') && !device.features.includes('chromium-experimental-subgroup-matrix')) {
-      throw new UsageError('the kernel uses subgroup matrices (target subgroup-matrix), but the device has no chromium-experimental-subgroup-matrix: lower it with target simt');
-    }
-    const executor = Executor.create(device, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+    const session = await FusedSession.prepare(device, fused, options);
     try {
-      await executor.allocate([
-        ...fused.tensors.map((t) => ({
+      await session.executor.allocate(
+        fused.tensors.map((t) => ({
           name: tensorBuffer(t.name),
           bytes: tensorBytes(t, fused.ranks),
           usage: 'storage' as const,
           init: packRanks(t, inputs[t.name] ?? []),
           readback: options.read?.includes(t.name) ?? false,
         })),
+      );
+      session.bindTensors(new Map(fused.tensors.map((t) => [t.name, session.executor.buffer(tensorBuffer(t.name))])));
+      return session;
+    } catch (e) {
+      session.destroy();
+      throw e;
+    }
+  }
+
+  /** A session whose tensors the caller binds (`bindTensors`) before it runs. */
+  static async prepare(device: DeviceHandle, fused: FusedKernel, options: { timeoutMs?: number } = {}): Promise<FusedSession> {
+    checkFeatures(device, fused);
+    const executor = Executor.create(device, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+    try {
+      await executor.allocate([
         { name: 'control', bytes: fused.control.layout.words * 4, usage: 'storage', readback: true },
         { name: 'tables', bytes: fused.tables.data.byteLength, usage: 'storage', init: fused.tables.data },
       ]);
-      const kernel = await executor.compile({
-        name: 'fused',
-        wgsl: fused.wgsl,
-        entryPoint: fused.entryPoint,
-        bindings: [
-          ...fused.tensors.map((t) => ({ binding: t.binding, buffer: tensorBuffer(t.name) })),
-          { binding: fused.control.binding, buffer: 'control' },
-          { binding: fused.tables.binding, buffer: 'tables' },
-          ...(fused.views ?? []).map((v) => ({ binding: v.binding, buffer: tensorBuffer(v.tensor) })),
-        ],
-        workgroups: [0],
-      });
-      return new FusedSession(executor, fused, kernel);
+      const pipeline = await executor.compilePipeline(
+        {
+          name: 'fused',
+          wgsl: fused.wgsl,
+          entryPoint: fused.entryPoint,
+          bindings: [
+            ...fused.tensors.map((t) => ({ binding: t.binding, buffer: tensorBuffer(t.name) })),
+            { binding: fused.control.binding, buffer: 'control' },
+            { binding: fused.tables.binding, buffer: 'tables' },
+            ...(fused.views ?? []).map((v) => ({ binding: v.binding, buffer: tensorBuffer(v.tensor) })),
+          ],
+          workgroups: [0],
+        },
+        () => 'storage',
+      );
+      return new FusedSession(executor, fused, pipeline);
     } catch (e) {
       executor.destroy();
       throw e;
     }
+  }
+
+  /**
+   * The buffers the kernel's tensors are bound to from now on: every tensor's, each holding every
+   * rank's copy back to back (`tensorBytes`). Binding the same buffers again costs nothing.
+   */
+  bindTensors(buffers: ReadonlyMap<string, GPUBuffer>): void {
+    if (this.kernel && this.fused.tensors.every((t) => buffers.get(t.name) === this.tensors.get(t.name))) return;
+    const missing = this.fused.tensors.filter((t) => !buffers.has(t.name)).map((t) => t.name);
+    if (missing.length > 0) throw new UsageError(`bindTensors: no buffer for ${missing.join(', ')}`);
+    this.kernel = this.executor.bind(this.pipeline, (name) => (name.startsWith(TENSOR_PREFIX) ? buffers.get(name.slice(TENSOR_PREFIX.length))! : this.executor.buffer(name)));
+    this.tensors = buffers;
+  }
+
+  private get bound(): CompiledKernel {
+    if (!this.kernel) throw new UsageError('the fused kernel has no tensors bound: call bindTensors first');
+    return this.kernel;
   }
 
   /** One launch; throws `ChunkTimeoutError` when a spin-wait of the kernel gave up. */
@@ -117,7 +163,7 @@ export class FusedSession {
    */
   launchPhase(phase: number, options: { readonly timing?: boolean } = {}): Promise<RunResult> {
     const workgroups = this.fused.phases[phase]!;
-    return this.executor.run([{ kernel: this.kernel, workgroups, ...(phase === 0 ? { clear: ['control'] } : {}) }], { timing: options.timing ?? false });
+    return this.executor.run([{ kernel: this.bound, workgroups, ...(phase === 0 ? { clear: ['control'] } : {}) }], { timing: options.timing ?? false });
   }
 
   /**
@@ -140,9 +186,11 @@ export class FusedSession {
     }
   }
 
-  /** The GPU buffer of a tensor (every rank's copy), for peer copies. */
+  /** The GPU buffer a tensor is bound to (every rank's copy), for peer copies. */
   tensorBuffer(name: string): GPUBuffer {
-    return this.executor.buffer(tensorBuffer(name));
+    const buffer = this.tensors.get(name);
+    if (!buffer) throw new UsageError(`the fused kernel has no tensor ${name} bound`);
+    return buffer;
   }
 
   /**
@@ -151,7 +199,7 @@ export class FusedSession {
    * Only the last launch's errors can be seen afterwards; check correctness with `run`.
    */
   async runBackToBack(count: number): Promise<RunResult> {
-    const launches = this.fused.phases.filter((w) => w[0] > 0).map((workgroups, i) => ({ kernel: this.kernel, workgroups, ...(i === 0 ? { clear: ['control'] } : {}) }));
+    const launches = this.fused.phases.filter((w) => w[0] > 0).map((workgroups, i) => ({ kernel: this.bound, workgroups, ...(i === 0 ? { clear: ['control'] } : {}) }));
     const result = await this.executor.run(Array.from({ length: count }, () => launches).flat());
     // One figure per run: the sum of its phases.
     const gpuMs = result.gpuMs && Array.from({ length: count }, (_, i) => result.gpuMs!.slice(i * launches.length, (i + 1) * launches.length).reduce((a, b) => a + b, 0));
@@ -159,7 +207,7 @@ export class FusedSession {
     return gpuMs ? { ...result, gpuMs } : result;
   }
 
-  /** A tensor, per rank, as f32 (f16 tensors converted exactly). */
+  /** A tensor of its own (`open`), per rank, as f32 (f16 tensors converted exactly). */
   async read(name: string): Promise<Float32Array[]> {
     const buffer = await this.executor.read(tensorBuffer(name));
     return unpackRanks(this.fused.tensors.find((t) => t.name === name)!, buffer, this.fused.ranks);

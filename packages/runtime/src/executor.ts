@@ -34,12 +34,17 @@ export interface KernelSpec {
   readonly workgroups: Workgroups;
 }
 
-export interface CompiledKernel {
+/** A compiled kernel whose buffers are not bound yet (`Executor.bind`). */
+export interface KernelPipeline {
   readonly spec: KernelSpec;
   readonly pipeline: GPUComputePipeline;
-  readonly bindGroup: GPUBindGroup;
+  readonly bindGroupLayout: GPUBindGroupLayout;
   /** Compiler messages that were not errors. */
   readonly warnings: readonly ShaderMessage[];
+}
+
+export interface CompiledKernel extends KernelPipeline {
+  readonly bindGroup: GPUBindGroup;
 }
 
 export interface Launch {
@@ -78,6 +83,8 @@ export interface ExecutorOptions {
 interface Allocation {
   readonly spec: BufferSpec;
   readonly buffer: GPUBuffer;
+  /** False for a buffer the caller made (`adopt`): never destroyed here. */
+  readonly owned: boolean;
   staging?: GPUBuffer;
 }
 
@@ -119,7 +126,7 @@ export class Executor {
           GPUBufferUsage.COPY_SRC |
           GPUBufferUsage.COPY_DST;
         const buffer = await this.createBuffer(spec.name, size, usage);
-        const allocation: Allocation = { spec, buffer };
+        const allocation: Allocation = { spec, buffer, owned: true };
         made.push(allocation);
         if (spec.readback) {
           allocation.staging = await this.createBuffer(
@@ -216,12 +223,22 @@ export class Executor {
    * ValidationError.
    */
   async compile(kernel: KernelSpec): Promise<CompiledKernel> {
-    const bound = kernel.bindings.map(({ binding, buffer }) => {
+    // Every buffer named must be allocated before the GPU is asked for anything.
+    for (const { binding, buffer } of kernel.bindings) this.allocation(buffer, `kernel "${kernel.name}" binding ${binding}`);
+    const pipeline = await this.compilePipeline(kernel, (name) => this.allocation(name).spec.usage);
+    return this.bind(pipeline, (name) => this.allocation(name).buffer);
+  }
+
+  /**
+   * Compiles a kernel whose buffers are chosen later (`bind`): `usage` says how each binding's buffer
+   * is bound. Errors as `compile`'s.
+   */
+  async compilePipeline(kernel: KernelSpec, usage: (buffer: string) => BufferSpec['usage']): Promise<KernelPipeline> {
+    for (const { binding } of kernel.bindings) {
       if (kernel.bindings.filter((b) => b.binding === binding).length > 1) {
         throw new UsageError(`kernel "${kernel.name}": binding ${binding} is given twice`);
       }
-      return { binding, allocation: this.allocation(buffer, `kernel "${kernel.name}" binding ${binding}`) };
-    });
+    }
     const module = await this.compileModule(kernel);
     const warnings = (await this.compilationMessages(kernel, module)).filter((m) => m.type !== 'error');
 
@@ -236,7 +253,7 @@ export class Executor {
           label: kernel.name,
           entries: bindGroupLayoutEntries(
             kernel.wgsl,
-            bound.map(({ binding, allocation }) => ({ binding, usage: allocation.spec.usage })),
+            kernel.bindings.map(({ binding, buffer }) => ({ binding, usage: usage(buffer) })),
           ),
         });
         const layout = this.device.createPipelineLayout({ label: kernel.name, bindGroupLayouts: [bindGroupLayout] });
@@ -253,14 +270,20 @@ export class Executor {
           if (error instanceof RuntimeError) throw error;
           throw new ValidationError(what, error instanceof Error ? error.message : String(error));
         });
-        const bindGroup = this.device.createBindGroup({
-          label: kernel.name,
-          layout: bindGroupLayout,
-          entries: bound.map(({ binding, allocation }) => ({ binding, resource: { buffer: allocation.buffer } })),
-        });
-        return { spec: kernel, pipeline, bindGroup, warnings };
+        return { spec: kernel, pipeline, bindGroupLayout, warnings };
       },
     );
+  }
+
+  /** A compiled pipeline with the buffer `buffers(name)` at each binding: a kernel ready to launch. */
+  bind(pipeline: KernelPipeline, buffers: (name: string) => GPUBuffer): CompiledKernel {
+    const { spec, bindGroupLayout } = pipeline;
+    const bindGroup = this.device.createBindGroup({
+      label: spec.name,
+      layout: bindGroupLayout,
+      entries: spec.bindings.map(({ binding, buffer }) => ({ binding, resource: { buffer: buffers(buffer) } })),
+    });
+    return { ...pipeline, bindGroup };
   }
 
   /** Creates the shader module inside a validation scope: Dawn otherwise logs WGSL errors to stderr. */
@@ -392,13 +415,30 @@ export class Executor {
     }
   }
 
-  /** Destroys every buffer this executor made. */
-  destroy(): void {
-    for (const { buffer, staging } of this.allocations.values()) {
-      buffer.destroy();
-      staging?.destroy();
+  /**
+   * Names a buffer the caller made, to be bound, read and written like an allocation and never
+   * destroyed here. It must be a storage buffer that copies may read and write.
+   */
+  adopt(name: string, buffer: GPUBuffer): void {
+    if (this.allocations.has(name)) throw new UsageError(`adopt: a buffer named "${name}" is already there`);
+    const needed = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    if ((buffer.usage & needed) !== needed) {
+      throw new UsageError(`adopt "${name}" (${buffer.label || 'unlabelled'}): its usage must include STORAGE | COPY_SRC | COPY_DST (has ${buffer.usage})`);
     }
-    this.allocations.clear();
+    this.allocations.set(name, { spec: { name, bytes: buffer.size, usage: 'storage' }, buffer, owned: false });
+  }
+
+  /** Destroys one buffer this executor made, or forgets one it adopted. */
+  release(name: string): void {
+    const { buffer, staging, owned } = this.allocation(name);
+    if (owned) buffer.destroy();
+    staging?.destroy();
+    this.allocations.delete(name);
+  }
+
+  /** Destroys every buffer this executor made (and forgets those it adopted). */
+  destroy(): void {
+    for (const name of [...this.allocations.keys()]) this.release(name);
   }
 
   private allocation(name: string, usedBy?: string): Allocation {

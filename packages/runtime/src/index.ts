@@ -33,6 +33,7 @@ export {
   type BufferSpec,
   type KernelSpec,
   type CompiledKernel,
+  type KernelPipeline,
   type Launch,
   type RunOptions,
   type RunResult,

@@ -1,0 +1,101 @@
+/**
+ * The devices a framework opens once and runs every kernel on: tensors live here between kernels,
+ * and programs (compiled kernels, lowered and placed) run over them. Ranks are placed on the devices
+ * the same way for every program and tensor of a rank count (`placement`), so one kernel's output
+ * tensor is the next one's input where it lies, with no host round trip.
+ */
+import { Executor, openDevices, placeRanks, type DeviceHandle, type OpenDevicesOptions } from '@syncopate/runtime';
+import type { CompiledKernel } from '../compile.js';
+import { UsageError } from '../workloads/errors.js';
+import { Program, type LoadOptions } from './program.js';
+import { Tensor } from './tensor.js';
+import type { TensorInit } from './tensor-data.js';
+import type { TensorSpec } from './tensor-spec.js';
+
+export interface DeviceGroupOptions {
+  /** Devices to open (default 1); ranks are spread over them in blocks (`placement`). */
+  readonly devices?: number;
+  /** Devices already open, used as they are and left open by `close` (instead of `devices`). */
+  readonly handles?: readonly DeviceHandle[];
+  /** Longest wait on any one GPU promise or transfer (default 30 s). */
+  readonly timeoutMs?: number;
+  /** Passed to `openDevices` (which GPUs, adapter options). */
+  readonly open?: OpenDevicesOptions;
+}
+
+/** Opens the devices (or takes the handles given) for programs and tensors to share. */
+export async function openDeviceGroup(options: DeviceGroupOptions = {}): Promise<DeviceGroup> {
+  if (options.handles !== undefined && options.devices !== undefined) throw new UsageError('openDeviceGroup: give devices or handles, not both');
+  const count = options.devices ?? 1;
+  if (!Number.isInteger(count) || count < 1) throw new UsageError(`openDeviceGroup: devices must be a positive integer, got ${count}`);
+  const handles = options.handles ?? (await openDevices(count, { ...options.open, device: { requiredLimits: 'adapter-max', ...options.open?.device } }));
+  if (handles.length === 0) throw new UsageError('openDeviceGroup: no handles given');
+  return new DeviceGroup(handles, options.handles === undefined, options.timeoutMs ?? 30_000);
+}
+
+export class DeviceGroup {
+  /** Per device, the store of tensors allocated (or adopted) there. */
+  private readonly stores: readonly Executor[];
+  private closed = false;
+
+  /** @internal use openDeviceGroup */
+  constructor(
+    readonly devices: readonly DeviceHandle[],
+    private readonly ownsDevices: boolean,
+    readonly timeoutMs: number,
+  ) {
+    this.stores = devices.map((d) => Executor.create(d, { timeoutMs }));
+  }
+
+  /** Rank → device for a kernel or tensor of `ranks` ranks: blocks of ⌈ranks / devices⌉ (placeRanks). */
+  placement(ranks: number): number[] {
+    try {
+      return placeRanks(ranks, this.devices.length);
+    } catch (e) {
+      throw new UsageError((e as Error).message.replace(/^placeRanks: /, ''));
+    }
+  }
+
+  /** A compiled kernel lowered to WGSL for these devices, its pipelines made: ready to run on tensors. */
+  load(compiled: CompiledKernel, options: LoadOptions = {}): Promise<Program> {
+    this.checkOpen();
+    return Program.load(this, compiled, options);
+  }
+
+  /**
+   * A tensor on the devices its ranks are placed on, holding `init`: one array per rank (checked
+   * against `spec`; see RankArrays), or `{ fill }` for one value everywhere.
+   */
+  async tensor(spec: TensorSpec, init: TensorInit): Promise<Tensor> {
+    this.checkOpen();
+    return Tensor.create(this, spec, init);
+  }
+
+  /**
+   * A tensor over buffers the caller made, one per device its ranks are placed on, each holding every
+   * rank's copy back to back (`Tensor.bytes`) with usage STORAGE | COPY_SRC | COPY_DST. Left to the
+   * caller to destroy.
+   */
+  wrap(spec: TensorSpec, buffers: readonly GPUBuffer[]): Tensor {
+    this.checkOpen();
+    return Tensor.wrap(this, spec, buffers);
+  }
+
+  /** @internal the tensor store of device `d` */
+  store(d: number): Executor {
+    return this.stores[d]!;
+  }
+
+  /** Frees every tensor made here and closes the devices this group opened. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stores.forEach((s) => s.destroy());
+    if (this.ownsDevices) this.devices.forEach((d) => d.close());
+  }
+
+  /** @internal */
+  checkOpen(): void {
+    if (this.closed) throw new UsageError('the device group is closed');
+  }
+}

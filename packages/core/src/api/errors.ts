@@ -1,0 +1,17 @@
+/** The run API's typed errors: what the caller handed in does not fit what the kernel declares. */
+import { UsageError } from '../workloads/errors.js';
+
+/**
+ * A tensor's data or binding does not fit its declaration: `tensor` and, where it is one rank's
+ * array, `rank` say where; `expected` and `found` say what.
+ */
+export class TensorInputError extends UsageError {
+  constructor(
+    readonly tensor: string,
+    readonly rank: number | undefined,
+    readonly expected: string,
+    readonly found: string,
+  ) {
+    super(`tensor ${tensor}${rank === undefined ? '' : `, rank ${rank}`}: expected ${expected}, found ${found}`);
+  }
+}
