@@ -58,24 +58,28 @@ function submit(device: GPUDevice, b: Burner): Promise<void> {
   return withTimeout(device.queue.onSubmittedWorkDone(), SUBMIT_TIMEOUT_MS, 'gpu-burn', device);
 }
 
-/** Keeps every device busy with the burn kernel for `ms` of host time (none for `ms` <= 0); the submissions each device ran. */
-export async function burnGpus(devices: readonly GPUDevice[], ms: number): Promise<number[]> {
+/**
+ * Keeps every device busy with the burn kernel for `ms` of host time (none for `ms` <= 0); the
+ * submissions each device ran. Every submission is done when it returns. `now` is the host clock in
+ * ms (tests pass their own, to run it without timing it).
+ */
+export async function burnGpus(devices: readonly GPUDevice[], ms: number, now: () => number = () => performance.now()): Promise<number[]> {
   if (ms <= 0) return devices.map(() => 0);
   const burning = devices.map(burner); // the first call compiles the kernel: not part of `ms`
-  const until = performance.now() + ms;
+  const until = now() + ms;
   return Promise.all(
     devices.map(async (device, d) => {
       const b = burning[d]!;
       let submissions = 1;
       let inFlight = submit(device, b);
-      while (performance.now() < until) {
-        const start = performance.now();
+      while (now() < until) {
+        const start = now();
         const next = submit(device, b);
         submissions++;
         await inFlight;
         inFlight = next;
         // Grown until a submission takes BURN_SUBMIT_MS (the wait covered the one before this one).
-        if (performance.now() - start < BURN_SUBMIT_MS && b.workgroups < MAX_WORKGROUPS) b.workgroups = Math.min(MAX_WORKGROUPS, b.workgroups * 2);
+        if (now() - start < BURN_SUBMIT_MS && b.workgroups < MAX_WORKGROUPS) b.workgroups = Math.min(MAX_WORKGROUPS, b.workgroups * 2);
       }
       await inFlight;
       return submissions;
