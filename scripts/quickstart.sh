@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
-# One-shot setup: pnpm, a WebGPU (Vulkan) adapter, dependencies, build. Safe to run again.
-#   SYNCOPATE_SKIP_WEBGPU=1  carry on (with a warning) if scripts/setup-webgpu.sh fails.
+# One-shot setup: pnpm, a WebGPU (Vulkan) adapter, the host-copy addon's toolchain, dependencies, build.
+# Safe to run again.
+#   SYNCOPATE_SKIP_WEBGPU=1              carry on (with a warning) if scripts/setup-webgpu.sh fails.
+#   SYNCOPATE_REQUIRE_HOST_COPY_ADDON=1  stop if the addon cannot be built (scripts/test.sh sets it);
+#                                        otherwise the build goes on without it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+
+# The setup scripts below share one apt-get update: the first that runs it writes this file.
+SYNCOPATE_APT_UPDATED=$(mktemp)
+export SYNCOPATE_APT_UPDATED
+trap 'rm -f "$SYNCOPATE_APT_UPDATED"' EXIT
+# Where setup-toolchain.sh puts Node-API's headers when Node's own are not beside node.
+export SYNCOPATE_NODE_HEADERS="${SYNCOPATE_NODE_HEADERS:-${XDG_CACHE_HOME:-$HOME/.cache}/syncopate/node-headers-v$(node -p process.versions.node)}"
 
 if ! command -v pnpm >/dev/null 2>&1; then
   echo "quickstart: installing pnpm@10 with npm"
@@ -18,6 +28,16 @@ if ! bash scripts/setup-webgpu.sh; then
     exit 1
   fi
 fi
+
+if ! bash scripts/setup-toolchain.sh; then
+  if [ "${SYNCOPATE_REQUIRE_HOST_COPY_ADDON:-}" = 1 ]; then
+    echo "quickstart: the host-copy addon cannot be built here, and SYNCOPATE_REQUIRE_HOST_COPY_ADDON=1 requires it." >&2
+    exit 1
+  fi
+  echo "quickstart: WARNING: building without the host-copy addon; peer copies will copy on the JS thread." >&2
+fi
+# node-gyp reads its --nodedir from npm_config_nodedir; build.mjs's own --nodedir (headers beside node) wins.
+if [ -f "$SYNCOPATE_NODE_HEADERS/include/node/common.gypi" ]; then export npm_config_nodedir="$SYNCOPATE_NODE_HEADERS"; fi
 
 if [ -f pnpm-lock.yaml ]; then
   pnpm install --frozen-lockfile --reporter=silent

@@ -17,11 +17,17 @@ if ! command -v apt-get >/dev/null || [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 . /etc/os-release
+added_source=
 if [ "${VERSION_CODENAME:-}" = bookworm ] && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
   echo "deb http://deb.debian.org/debian bookworm-backports main" > /etc/apt/sources.list.d/bookworm-backports.list
+  added_source=1
 fi
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+# One apt-get update for all of quickstart.sh's setup scripts (SYNCOPATE_APT_UPDATED), and one after a new source.
+if [ -n "$added_source" ] || [ ! -s "${SYNCOPATE_APT_UPDATED:-}" ]; then
+  apt-get update -qq
+  if [ -n "${SYNCOPATE_APT_UPDATED:-}" ]; then echo updated >"$SYNCOPATE_APT_UPDATED"; fi
+fi
 if [ "${VERSION_CODENAME:-}" = bookworm ]; then
   apt-get install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1 >/dev/null
 else
