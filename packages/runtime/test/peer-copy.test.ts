@@ -306,15 +306,13 @@ describe.skipIf(!hasWebGPU)('PeerCopier', () => {
     pass.setBindGroup(0, a.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: busy } }] }));
     pass.dispatchWorkgroups(1);
     pass.end();
-    const started = performance.now();
+    // Four million steps an invocation: seconds on lavapipe, far past the copier's 20 ms.
     a.device.queue.submit([encoder.finish()]);
     const copier = new PeerCopier({ timeoutMs: 20 });
     const error = await copier
       .copyRuns({ device: a, buffer: source }, { device: b, buffer: target }, [{ offset: 0, bytes: 4096 }], 'done', undefined, 'chunk 5 (rank 1 -> rank 0)')
       .then(() => undefined, (e: unknown) => e);
     await a.device.queue.onSubmittedWorkDone();
-    // The kernel really outlasted the timeout, so the transfer had to give up.
-    expect(performance.now() - started).toBeGreaterThan(40);
     expect(error).toBeInstanceOf(PeerCopyError);
     expect((error as PeerCopyError).cause).toBeInstanceOf(GpuTimeoutError);
     expect((error as PeerCopyError).message).toMatch(/chunk 5 \(rank 1 -> rank 0\) from device 0 .* to device 1 .* piece 1 of 1: timed out after 20 ms waiting for peer copy: reading the source/);
