@@ -19,3 +19,4 @@ export * from './run-recording.js';
 export * from './autotune.js';
 export * from './cost-model.js';
 export * from './cost-report.js';
+export * from './layers/index.js';

@@ -1,0 +1,124 @@
+/**
+ * What a tensor-parallel transformer layer is: its shape, its rank count and element type, checked
+ * once, and the sizes every kernel of the layer derives from them (tiles included), in one place so
+ * that the kernels' tensors line up from one step to the next.
+ */
+import { COLLECTIVE_PLANS, positiveInteger, UsageError, type GatherPlan, type ReductionPlan } from '../workloads/index.js';
+
+export interface TpLayerConfig {
+  /** Sequence length S: X is [S, H], its rows sharded over the ranks. */
+  readonly seq: number;
+  /** Hidden size H = heads · headDim. */
+  readonly hidden: number;
+  readonly heads: number;
+  readonly headDim: number;
+  /** FFN size F: each rank holds F/R columns of gate and of up, F/R rows of down. */
+  readonly ffn: number;
+  readonly ranks: number;
+  /**
+   * f32: every tensor f32. f16: X, the weights and the GEMMs' inputs f16; the GEMMs accumulate and
+   * write f32 (as `gemmKernel` does), and the local kernels compute in f32, casting where they load
+   * and store f16.
+   */
+  readonly dtype: 'f32' | 'f16';
+  /** RMSNorm's ε (default 1e-6). */
+  readonly eps?: number;
+  /** How the all-gathers move X's rows (default ring). */
+  readonly gather?: GatherPlan;
+  /** How the reduce-scatters sum the partial outputs (default one-shot). */
+  readonly reduction?: ReductionPlan;
+  /** Each rank's shard moves as this many chunks in every collective (default 1). */
+  readonly chunksPerRank?: number;
+}
+
+/** Workgroup memory the attention kernel may stage (lavapipe offers 32 KiB; the rest is left to signalling). */
+export const TP_ATTENTION_WORKGROUP_BYTES = 28 * 1024;
+
+/** Sizes derived from a checked config: per-rank widths and the local kernels' tiles. */
+export interface TpLayerShape extends Required<TpLayerConfig> {
+  /** Rows each rank owns: S/R. */
+  readonly shard: number;
+  /** Heads per rank, and their width H/R (Q, K and V each). */
+  readonly localHeads: number;
+  readonly localHidden: number;
+  /** F/R: columns of gate (and of up) per rank. */
+  readonly localFfn: number;
+  /** Rows per tile of the row-wise kernels (RMSNorm, residual): a divisor of S/R, so a tile stays in its rank's rows. */
+  readonly rowBlock: number;
+  /** Columns per tile of the kernels over H columns (RMSNorm, residual). */
+  readonly colBlock: number;
+  /** Columns per tile of SiLU(gate)·up, over F/R columns. */
+  readonly ffnBlock: number;
+  /** Query rows per attention tile. */
+  readonly queryBlock: number;
+  /** KV rows per attention step, and the width of each piece of the output (headDim / kvBlock pieces). */
+  readonly kvBlock: number;
+  /** Width of the slices of headDim that Q·Kᵀ is accumulated over: all of it, or a divisor (a slice must not reach the next head). */
+  readonly sliceD: number;
+}
+
+const pow2AtMost = (x: number, cap: number): number => {
+  let p = 1;
+  while (p * 2 <= Math.min(x, cap)) p *= 2;
+  return p;
+};
+
+/** The largest power of two up to `cap` that divides `n`. */
+const pow2Dividing = (n: number, cap: number): number => {
+  let p = pow2AtMost(cap, cap);
+  while (n % p !== 0) p /= 2;
+  return p;
+};
+
+/** Bytes of workgroup memory the attention kernel stages: Q and K slices, P, V's pieces, the row reductions' partials. */
+export function tpAttentionWorkgroupBytes(s: Pick<TpLayerShape, 'headDim' | 'queryBlock' | 'kvBlock' | 'sliceD'>): number {
+  const pieces = s.headDim / s.kvBlock;
+  return 4 * (s.queryBlock * s.sliceD + s.kvBlock * s.sliceD + s.queryBlock * s.kvBlock + pieces * s.kvBlock * s.kvBlock + s.queryBlock * pow2Dividing(s.kvBlock, 16));
+}
+
+/** `config` checked, with its derived sizes; throws `UsageError` naming the first constraint it breaks. */
+export function tpLayerShape(config: TpLayerConfig): TpLayerShape {
+  if (typeof config !== 'object' || config === null) throw new UsageError('tp-layer: config must be an object { seq, hidden, heads, headDim, ffn, ranks, dtype }');
+  const { seq, hidden, heads, headDim, ffn, ranks, dtype } = config;
+  positiveInteger('tp-layer: seq (S)', seq);
+  positiveInteger('tp-layer: hidden (H)', hidden);
+  positiveInteger('tp-layer: heads', heads);
+  positiveInteger('tp-layer: headDim', headDim);
+  positiveInteger('tp-layer: ffn (F)', ffn);
+  positiveInteger('tp-layer: ranks (R)', ranks);
+  if (dtype !== 'f32' && dtype !== 'f16') throw new UsageError(`tp-layer: dtype must be f32 or f16, got ${String(dtype)}`);
+  if (hidden !== heads * headDim) throw new UsageError(`tp-layer: hidden (H = ${hidden}) must equal heads · headDim (${heads} · ${headDim} = ${heads * headDim})`);
+  if (seq % ranks !== 0) throw new UsageError(`tp-layer: seq (S = ${seq}) must be divisible by ranks (R = ${ranks}): each rank owns S/R rows`);
+  if (heads % ranks !== 0) throw new UsageError(`tp-layer: heads (${heads}) must be divisible by ranks (R = ${ranks}): each rank computes heads/R of them`);
+  if (ffn % ranks !== 0) throw new UsageError(`tp-layer: ffn (F = ${ffn}) must be divisible by ranks (R = ${ranks}): each rank holds F/R columns of gate and up`);
+  const eps = config.eps ?? 1e-6;
+  if (!(Number.isFinite(eps) && eps > 0)) throw new UsageError(`tp-layer: eps must be a positive number, got ${eps}`);
+  const gather = config.gather ?? 'ring';
+  const reduction = config.reduction ?? 'one-shot';
+  if (!COLLECTIVE_PLANS.includes(gather)) throw new UsageError(`tp-layer: gather must be 'ring' or 'one-shot', got ${String(gather)}`);
+  if (!COLLECTIVE_PLANS.includes(reduction)) throw new UsageError(`tp-layer: reduction must be 'ring' or 'one-shot', got ${String(reduction)}`);
+  const chunksPerRank = config.chunksPerRank ?? 1;
+  positiveInteger('tp-layer: chunksPerRank', chunksPerRank);
+
+  const shard = seq / ranks;
+  // The attention tile's score and output pieces share the register tile [queryBlock, kvBlock].
+  const kvBlock = pow2Dividing(headDim, 32);
+  const shape: TpLayerShape = {
+    seq, hidden, heads, headDim, ffn, ranks, dtype, eps, gather, reduction, chunksPerRank,
+    shard,
+    localHeads: heads / ranks,
+    localHidden: hidden / ranks,
+    localFfn: ffn / ranks,
+    rowBlock: pow2Dividing(shard, 16),
+    colBlock: Math.max(4, pow2AtMost(hidden, 64)),
+    ffnBlock: Math.max(4, pow2AtMost(ffn / ranks, 64)),
+    queryBlock: 16,
+    kvBlock,
+    sliceD: headDim <= 32 ? headDim : kvBlock,
+  };
+  const bytes = tpAttentionWorkgroupBytes(shape);
+  if (bytes > TP_ATTENTION_WORKGROUP_BYTES) {
+    throw new UsageError(`tp-layer: headDim ${headDim} makes the attention kernel stage ${bytes} bytes of workgroup memory, more than ${TP_ATTENTION_WORKGROUP_BYTES}`);
+  }
+  return shape;
+}

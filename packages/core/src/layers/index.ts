@@ -1,0 +1,21 @@
+/** Layers built from compiled kernels on the run API: the tensor-parallel transformer layer. */
+export { tpLayerShape, tpAttentionWorkgroupBytes, TP_ATTENTION_WORKGROUP_BYTES, type TpLayerConfig, type TpLayerShape } from './config.js';
+export { rmsNormKernel, type RmsNormShape } from './rms-norm.js';
+export { residualKernel, type ResidualShape } from './residual.js';
+export { swigluKernel, type SwigluShape } from './swiglu.js';
+export { causalAttentionKernel, causalMask, causalMaskShape, MASKED_SCORE, type CausalAttentionShape } from './causal-attention.js';
+export {
+  tpLayer,
+  tpLayerInputSpecs,
+  LoadedTpLayer,
+  type TpLayer,
+  type TpLayerInputs,
+  type TpLayerKernelName,
+  type TpLayerKernels,
+  type TpLayerLoadOptions,
+  type TpLayerStep,
+  type TpLayerTensors,
+  type TpLayerVariant,
+} from './tp-layer.js';
+export { tpLayerInputs } from './inputs.js';
+export { tpLayerReference } from './reference.js';
