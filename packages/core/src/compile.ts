@@ -5,15 +5,19 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type { ChunkPlan, Diagnostic, Module } from '@syncopate/ir';
-import { formatPipeline, runPipeline, type Pass, type PassDump, type PassTiming, type PipelineOptions } from '@syncopate/passes';
+import { formatPipeline, runPipeline, type Pass, type PassDump, type PassOptions, type PassTiming, type PipelineOptions } from '@syncopate/passes';
 import { CompileError } from './errors.js';
 import { defaultPipeline } from './pipeline.js';
 
 export interface CompileOptions {
   /** The passes to run, in order (default `defaultPipeline()`). */
   readonly pipeline?: readonly Pass[];
-  /** Settings the passes read from `ctx.options`. */
-  readonly passOptions?: Readonly<Record<string, unknown>>;
+  /**
+   * Each pass's settings under its name (`{ 'reorder-tiles': { order: 'grouped' } }`), as `ctx.options`.
+   * A key naming no pass of the pipeline, a field the pass does not declare or a value it does not
+   * take is a type error here and a diagnostic at run time (`options/unknown-pass`, ...).
+   */
+  readonly passOptions?: PassOptions;
   /** Print the IR after every pass, or after the passes named (see `PipelineOptions`). */
   readonly printAfter?: PipelineOptions['printAfter'];
   readonly onDump?: PipelineOptions['onDump'];
@@ -32,7 +36,9 @@ export interface CompiledKernel {
 
 export function compile(kernel: Module, plan: ChunkPlan, options: CompileOptions = {}): E.Either<readonly Diagnostic[], CompiledKernel> {
   const pipeline = options.pipeline ?? defaultPipeline();
-  const ctx = { plan, options: options.passOptions ?? {} };
+  // `PassOptions` is an interface (open to custom passes' keys), so it lacks the index signature of
+  // `ctx.options`; whatever a caller hands in, runPipeline checks all of it before the first pass.
+  const ctx = { plan, options: (options.passOptions ?? {}) as Readonly<Record<string, unknown>> };
   const { verifyEach, printAfter, onDump } = options;
   return pipe(
     runPipeline(pipeline, kernel, ctx, { verifyEach, printAfter, onDump }),

@@ -15,13 +15,23 @@ import {
   editModule,
   formatDiagnostic,
   gemmKernel,
+  option,
   print,
   SyncopateError,
   type ChunkPlan,
   type ChunkSpec,
   type CompiledKernel,
   type Diagnostic,
+  type OptionsOf,
 } from '@syncopate/core';
+
+// The custom pass `rename` below declares its options, and this gives them a key in `passOptions`.
+const renameFields = { name: option.string() };
+declare module '@syncopate/passes' {
+  interface PassOptions {
+    readonly rename?: OptionsOf<typeof renameFields>;
+  }
+}
 
 const kernel = gemmKernel({ m: 256, n: 256, k: 128 }, { ranks: 4, distribute: 'ag' });
 
@@ -73,14 +83,14 @@ describe('compile', () => {
   });
 
   it('runs the pipeline it is given, with passOptions as ctx.options', () => {
-    const rename = definePass('rename', 'sets the module name from options.name', (m, ctx) =>
+    const rename = definePass('rename', 'sets the module name from options.name', renameFields, (m, _ctx, { name = m.name }) =>
       E.right(
         editModule(m, (d) => {
-          d.name = String(ctx.options.name);
+          d.name = name;
         }),
       ),
     );
-    const out = compiled(compile(kernel, ringAllGatherOfA(), { pipeline: [...defaultPipeline(), rename], passOptions: { name: 'ag_gemm' } }));
+    const out = compiled(compile(kernel, ringAllGatherOfA(), { pipeline: [...defaultPipeline(), rename], passOptions: { rename: { name: 'ag_gemm' } } }));
     expect(out.module.name).toBe('ag_gemm');
     expect(out.pipeline).toBe('attach-plan,align-chunks,reorder-tiles,insert-barriers,rename');
   });

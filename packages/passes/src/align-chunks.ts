@@ -8,17 +8,20 @@ import { alignChunks } from './analysis/align.js';
 import { checkTileAlignment } from './analysis/tile-alignment.js';
 import { validatePlan } from './analysis/validate-plan.js';
 import { definePass, type Pass } from './pass.js';
+import { option, type OptionSchema } from './pass-options.js';
 
 export interface AlignOptions {
   /** `aligned`: refuse tiles that span a chunk boundary (`align/straddle`); `any` (default): allow them. */
   readonly tiles?: 'any' | 'aligned';
 }
 
+const alignOptionFields: OptionSchema<AlignOptions> = { tiles: option.oneOf('any', 'aligned') };
+
 export const alignChunksPass: Pass = definePass(
   'align-chunks',
   'intersects every tile access with every chunk and validates the plan: coverage, overlaps, availability, store conflicts, deadlock',
-  (module, ctx) => {
-    const { tiles = 'any' } = (ctx.options['align-chunks'] ?? {}) as AlignOptions;
+  alignOptionFields,
+  (module, _ctx, { tiles = 'any' }) => {
     const problems = [...validatePlan(module), ...(tiles === 'aligned' ? checkTileAlignment(module) : [])];
     if (problems.length > 0) return E.left(problems);
     alignChunks(module);

@@ -1,4 +1,5 @@
 export * from './pass.js';
+export { checkPassOptions, option, type OptionField, type OptionSchema, type OptionsOf, type PassOptions } from './pass-options.js';
 export * from './manager.js';
 export * from './registry.js';
 export * from './attach-plan.js';

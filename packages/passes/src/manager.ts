@@ -1,12 +1,14 @@
 /**
  * The pass manager: runs passes in order over a module, verifying between them, printing the IR after
- * the ones asked for and timing each, as MLIR's does. The first failure stops the pipeline; every
+ * the ones asked for and timing each, as MLIR's does. Before any pass runs it checks `printAfter` and
+ * the pass options against the pipeline. The first failure stops the pipeline; every
  * diagnostic that comes out says which pass (or `<input>`) it belongs to.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { error, hasErrors, print, verify, type Diagnostic, type Module } from '@syncopate/ir';
 import type { Pass, PassContext } from './pass.js';
+import { checkPassOptions } from './pass-options.js';
 
 export interface PipelineOptions {
   /**
@@ -61,6 +63,7 @@ export function runPipeline(
   const start: PipelineResult = { module, dumps: [], timings: [] };
   return pipe(
     checkPrintAfter(passes, options.printAfter),
+    E.chain(() => checkOptions(passes, ctx.options)),
     E.chain(() => verifyAfter(INPUT_STAGE, module, settings)),
     E.chain(() =>
       passes.reduce<E.Either<Diagnostics, PipelineResult>>(
@@ -91,6 +94,12 @@ function checkPrintAfter(passes: readonly Pass[], printAfter: PipelineOptions['p
       error('pipeline/unknown-pass', `printAfter names '${name}', which is not in the pipeline '${formatPipeline(passes)}'`),
     ),
   );
+}
+
+/** A misspelt option would otherwise change nothing and say nothing; checked before any pass runs. */
+function checkOptions(passes: readonly Pass[], options: PassContext['options']): E.Either<Diagnostics, void> {
+  const problems = checkPassOptions(passes, options);
+  return problems.length > 0 ? E.left(problems) : E.right(undefined);
 }
 
 /** One pass: run it, then verify, record its timing and print what was asked for. */

@@ -23,6 +23,7 @@ import {
 } from '@syncopate/ir';
 import { alignChunks, allTiles, arrivalTiles } from './analysis/align.js';
 import { definePass, editModule, type Pass } from './pass.js';
+import { option, type OptionSchema } from './pass-options.js';
 
 /** Lower keys run first; ties keep the grouped order (`groupSize`). */
 export type TileKey = (tile: readonly number[], rank: number) => number;
@@ -376,21 +377,21 @@ export function chooseTileOrder(module: Module, options: ReorderOptions): TileOr
   });
 }
 
+const reorderOptionFields: OptionSchema<ReorderOptions> = {
+  order: option.either(option.oneOf('row-major', 'column-major', 'grouped', 'chunk-arrival'), option.function<TileKey>()),
+  groupSize: option.integer(1),
+  rankDevice: option.list(option.integer(0)),
+};
+
 export const reorderTiles: Pass = definePass(
   'reorder-tiles',
   'writes the tile order (options.order: row-major, column-major, grouped, chunk-arrival or a key function) into the tile scheduler',
-  (module, ctx) => {
-    const options = (ctx.options['reorder-tiles'] ?? {}) as ReorderOptions;
-    const order = options.order ?? 'chunk-arrival';
-    const valid = ['row-major', 'column-major', 'grouped', 'chunk-arrival'];
-    if (typeof order !== 'function' && !valid.includes(order)) {
-      return E.left([error('reorder/order', `unknown tile order '${String(order)}'; use ${valid.join(', ')} or a function`, { op: 'kernel' })]);
-    }
-    if (options.groupSize !== undefined && (!Number.isInteger(options.groupSize) || options.groupSize < 1)) {
-      return E.left([error('reorder/order', `groupSize must be a positive integer, got ${options.groupSize}`, { op: 'kernel' })]);
-    }
+  reorderOptionFields,
+  (module, _ctx, options) => {
+    // Each field's kind is checked against reorderOptionFields before this runs; how many ranks
+    // rankDevice must cover depends on the module.
     const placed = options.rankDevice;
-    if (placed !== undefined && (placed.length !== module.ranks || placed.some((d) => !Number.isInteger(d) || d < 0))) {
+    if (placed !== undefined && placed.length !== module.ranks) {
       return E.left([error('reorder/order', `rankDevice [${placed.join(', ')}] must give a device index >= 0 for each of the ${module.ranks} ranks`, { op: 'kernel' })]);
     }
     const chosen = chooseTileOrder(module, options);

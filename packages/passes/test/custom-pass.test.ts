@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
+import { attachPlan } from '@syncopate/passes';
 
 // Silences the example's console.log while it runs, and keeps what it printed for the assertions.
 const logged = vi.spyOn(console, 'log').mockImplementation(() => {});
@@ -10,22 +11,27 @@ const logged = vi.spyOn(console, 'log').mockImplementation(() => {});
 // #region custom-pass
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { buildModule, error, formatDiagnostic, mul, sharded, type ChunkPlan, type Op } from '@syncopate/ir';
-import { defaultRegistry, definePass, editModule, runPipeline, type Draft } from '@syncopate/passes';
+import { buildModule, formatDiagnostic, mul, sharded, type ChunkPlan, type Op } from '@syncopate/ir';
+import { defaultRegistry, definePass, editModule, option, runPipeline, type Draft, type OptionsOf } from '@syncopate/passes';
 
-// 1. The pass: multiplies the value of every `constant` tile by `options.scale`.
+// 1. The pass: multiplies the value of every `constant` tile by its option `scale`. It declares the
+//    option, so a misspelt field or a scale that is not a finite number never reaches it.
+const scaleFields = { scale: option.number() };
+
 export const scaleConstants = definePass(
   'scale-constants',
   'multiplies every constant tile by options.scale (default 1), inside loop bodies too',
-  (module, ctx) => {
-    const scale = ctx.options.scale ?? 1;
-    if (typeof scale !== 'number' || !Number.isFinite(scale)) {
-      return E.left([error('scale-constants/option', `options.scale must be a finite number, not ${String(scale)}`)]);
-    }
-    // editModule hands us a draft: edit it in place; the module we were given stays as it was.
-    return E.right(editModule(module, (draft) => scaleIn(draft.kernel.body, scale)));
-  },
+  scaleFields,
+  // editModule hands us a draft: edit it in place; the module we were given stays as it was.
+  (module, _ctx, { scale = 1 }) => E.right(editModule(module, (draft) => scaleIn(draft.kernel.body, scale))),
 );
+
+// For TypeScript callers: `compile`'s passOptions now takes { 'scale-constants': { scale } }, typed.
+declare module '@syncopate/passes' {
+  interface PassOptions {
+    readonly 'scale-constants'?: OptionsOf<typeof scaleFields>;
+  }
+}
 
 function scaleIn(ops: Draft<Op>[], scale: number): void {
   for (const op of ops) {
@@ -61,7 +67,7 @@ const registry = defaultRegistry().register(scaleConstants);
 const result = pipe(
   registry.parsePipeline('attach-plan,scale-constants'),
   E.chain((passes) =>
-    runPipeline(passes, kernel, { plan, options: { scale: 0.5 } }, {
+    runPipeline(passes, kernel, { plan, options: { 'scale-constants': { scale: 0.5 } } }, {
       printAfter: ['scale-constants'],
       onDump: (pass, ir) => console.log(`// ----- IR after ${pass} -----\n${ir}`),
     }),
@@ -99,13 +105,29 @@ describe('the custom pass of docs/custom-pass.md', () => {
         kb.store(A, [0, 0], acc);
       });
     });
-    const out = scaleConstants.run(gemmLike, { options: { scale: 10 } });
+    const out = scaleConstants.run(gemmLike, { options: { 'scale-constants': { scale: 10 } } });
     expect(E.isRight(out) && constantsOf(out.right.kernel.body)).toEqual([20, 30]);
   });
 
-  it('rejects a scale that is not a number', () => {
-    const out = scaleConstants.run(kernel, { options: { scale: 'twice' } });
-    expect(E.isLeft(out) && out.left.map((d) => d.code)).toEqual(['scale-constants/option']);
+  it('rejects a scale that is not a number, run alone or in a pipeline', () => {
+    const out = scaleConstants.run(kernel, { options: { 'scale-constants': { scale: 'twice' } } });
+    expect(E.isLeft(out) && out.left.map((d) => [d.code, d.pass, d.message])).toEqual([
+      ['options/bad-value', 'scale-constants', "pass option 'scale-constants'.scale must be a finite number, not 'twice'"],
+    ]);
+    const piped = runPipeline([scaleConstants], kernel, { options: { 'scale-constants': { scale: Number.NaN } } });
+    expect(E.isLeft(piped) && piped.left.map((d) => d.code)).toEqual(['options/bad-value']);
+  });
+
+  it('rejects a misspelt field of its options, and the option put where its pass name should be', () => {
+    const misspelt = runPipeline([attachPlan, scaleConstants], kernel, { plan, options: { 'scale-constants': { scael: 0.5 } } });
+    expect(E.isLeft(misspelt) && misspelt.left.map((d) => d.message)).toEqual([
+      "pass option 'scale-constants' has no field 'scael': did you mean 'scale'? (it takes 'scale')",
+    ]);
+    const unnested = runPipeline([attachPlan, scaleConstants], kernel, { plan, options: { scale: 0.5 } });
+    expect(E.isLeft(unnested) && unnested.left.map((d) => d.message)).toEqual([
+      "unknown pass option 'scale': 'scale' is a field of 'scale-constants', so write { 'scale-constants': { scale: ... } }. " +
+        "Options are keyed by the name of a pass that runs; the passes of this pipeline are 'attach-plan', 'scale-constants'",
+    ]);
   });
 
   it('is the code docs/custom-pass.md shows', () => {
