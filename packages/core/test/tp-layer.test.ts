@@ -8,7 +8,7 @@
  * machine); warm, a case takes about a second. Hence the long timeouts.
  */
 import { describe, expect, it } from 'vitest';
-import { openDeviceGroup, TensorInputError, tpLayer, tpLayerInputs, tpLayerReference, UsageError, type LoadedTpLayer, type TpLayerConfig, type TpLayerStep } from '@syncopate/core';
+import { openDeviceGroup, TensorInputError, tpLayer, tpLayerInputs, tpLayerReference, UsageError, type LoadedTpLayer, type TpLayerConfig, type TpLayerStep, type TpLayerVariant } from '@syncopate/core';
 
 const SHAPE = { seq: 16, hidden: 32, heads: 4, headDim: 8, ffn: 64 } as const;
 const COLD_COMPILE_MS = 600_000;
@@ -33,11 +33,17 @@ const COLD_COMPILE_MS = 600_000;
 const TOLERANCE = { f32: 1e-5, f16: 8 * 2 ** -11 } as const;
 
 /** Runs the layer (its steps as `edit` leaves them) and returns its error against the reference, relative to max |reference|. */
-async function layerError(config: TpLayerConfig, devices: number, edit?: (steps: TpLayerStep[], loaded: LoadedTpLayer) => Promise<TpLayerStep[]>): Promise<number> {
-  const layer = tpLayer(config);
+async function layerError(
+  config: TpLayerConfig,
+  devices: number,
+  options: { variant?: TpLayerVariant; edit?: (steps: TpLayerStep[], loaded: LoadedTpLayer) => Promise<TpLayerStep[]>; check?: (loaded: LoadedTpLayer) => void } = {},
+): Promise<number> {
+  const { edit, check } = options;
+  const layer = tpLayer(config, { variant: options.variant ?? 'fused' });
   const group = await openDeviceGroup({ devices, timeoutMs: COLD_COMPILE_MS });
   try {
     const loaded = await layer.load(group);
+    check?.(loaded);
     const inputs = tpLayerInputs(config, 7);
     const tensors = await loaded.tensors(inputs);
     let out;
@@ -79,11 +85,30 @@ describe('a tensor-parallel layer, end to end, against the CPU reference', () =>
   }, COLD_COMPILE_MS);
 
   it('catches attention run without its causal mask', async () => {
-    const error = await layerError({ ...SHAPE, ranks: 2, dtype: 'f32' }, 1, async (steps, loaded) => {
-      const zeros = await loaded.group.tensor(loaded.program('attention').spec('MASK'), { fill: 0 });
-      return steps.map((s) => (s.kernel === 'attention' ? { ...s, tensors: { ...s.tensors, MASK: zeros } } : s));
+    const error = await layerError({ ...SHAPE, ranks: 2, dtype: 'f32' }, 1, {
+      edit: async (steps, loaded) => {
+        const zeros = await loaded.group.tensor(loaded.program('attention').spec('MASK'), { fill: 0 });
+        return steps.map((s) => (s.kernel === 'attention' ? { ...s, tensors: { ...s.tensors, MASK: zeros } } : s));
+      },
     });
     expect(error).toBeGreaterThan(1000 * TOLERANCE.f32);
+  }, COLD_COMPILE_MS);
+});
+
+describe('the sequential layer (each collective whole, apart from its GEMM): the baseline for benchmarks', () => {
+  it.each([1, 2])('2 ranks over %i device(s), f32', async (devices) => {
+    const error = await layerError({ ...SHAPE, ranks: 2, dtype: 'f32' }, devices, {
+      variant: 'sequential',
+      check: (loaded) => {
+        // Every GEMM's chunks move between dispatches, the collective apart from the tiles.
+        for (const kernel of ['qkv', 'outProj', 'gateUp', 'down'] as const) {
+          const { placed } = loaded.program(kernel);
+          expect(placed.phases?.phasing).toBe('sequential');
+          expect(loaded.program(kernel).compiled.module.chunks.every((c) => c.backend === 'peer-copy')).toBe(true);
+        }
+      },
+    });
+    expect(error).toBeLessThan(TOLERANCE.f32);
   }, COLD_COMPILE_MS);
 });
 
