@@ -84,6 +84,13 @@ describe('a tensor-parallel layer, end to end, against the CPU reference', () =>
     expect(error).toBeLessThan(TOLERANCE[dtype]);
   }, COLD_COMPILE_MS);
 
+  it('heads wider than the KV block: output in pieces, Q·Kᵀ over slices of the head', async () => {
+    // headDim 64: KV blocks of 32 rows, so each head's output is two [16, 32] pieces and Q·Kᵀ sums two 32-wide slices.
+    const config: TpLayerConfig = { seq: 64, hidden: 128, heads: 2, headDim: 64, ffn: 64, ranks: 2, dtype: 'f32' };
+    expect(tpLayer(config).shape).toMatchObject({ kvBlock: 32, sliceD: 32, queryBlock: 16 });
+    expect(await layerError(config, 1)).toBeLessThan(TOLERANCE.f32);
+  }, COLD_COMPILE_MS);
+
   it('catches attention run without its causal mask', async () => {
     const error = await layerError({ ...SHAPE, ranks: 2, dtype: 'f32' }, 1, {
       edit: async (steps, loaded) => {
