@@ -2,10 +2,12 @@
  * A fused kernel ready to run on one device: buffers allocated and uploaded (a copy of every tensor
  * per rank), pipeline compiled, launched phase by phase.
  */
-import { SyncopateError } from '@syncopate/ir';
+import { replicated, SyncopateError } from '@syncopate/ir';
 import { CONTROL, KERNEL_ERRORS, tensorBytes, type FusedKernel, type TensorBinding } from '@syncopate/backends';
 import { Executor, type CompiledKernel, type DeviceHandle, type KernelPipeline, type RunResult } from '@syncopate/runtime';
-import { fromHalfBits, toHalfBits } from './half.js';
+import { TensorInputError, unknownTensorError } from './api/errors.js';
+import { initialData } from './api/tensor-data.js';
+import { fromHalfBits } from './half.js';
 import type { RunRecording } from './run-recording.js';
 import { UsageError, type TensorData } from './workloads/index.js';
 
@@ -42,15 +44,24 @@ function checkFeatures(device: DeviceHandle, fused: FusedKernel): void {
   }
 }
 
-/** Every rank's copy of a tensor, back to back, as the fused kernel binds it: f32, or half bits for f16. */
-function packRanks(t: TensorBinding, perRank: readonly Float32Array[]): Float32Array | Uint16Array {
-  const elements = perRank[0]?.length ?? 0;
-  const out = new Float32Array(elements * perRank.length);
-  perRank.forEach((data, r) => out.set(data, r * elements));
-  return t.dtype === 'f16' ? toHalfBits(out) : out;
+/**
+ * `inputs` (every tensor of the kernel, per rank, each rank's whole copy) checked against the kernel's
+ * tensors and packed as it binds them: a TensorInputError names the first that does not fit.
+ */
+function packInputs(fused: FusedKernel, inputs: TensorData): Map<string, Float32Array | Uint16Array> {
+  const names = fused.tensors.map((t) => t.name);
+  for (const name of Object.keys(inputs)) if (!names.includes(name)) throw unknownTensorError(name, names);
+  return new Map(
+    fused.tensors.map((t) => {
+      const data = inputs[t.name];
+      if (data === undefined) throw new TensorInputError(t.name, undefined, `data for it (the kernel reads or writes ${t.name})`, 'none given');
+      const spec = { name: t.name, shape: t.shape, dtype: t.dtype, distribution: replicated(), ranks: fused.ranks };
+      return [t.name, initialData(spec, data)];
+    }),
+  );
 }
 
-/** The inverse of `packRanks`, from the buffer as read back (f16 buffers end in padding to a word). */
+/** Every rank's copy of a tensor, from the buffer as read back (f16 buffers end in padding to a word). */
 function unpackRanks(t: TensorBinding, buffer: ArrayBuffer, ranks: number): Float32Array[] {
   const elements = t.elementsPerRank;
   const data = t.dtype === 'f16' ? fromHalfBits(new Uint16Array(buffer, 0, elements * ranks)) : new Float32Array(buffer, 0, elements * ranks);
@@ -82,6 +93,7 @@ export class FusedSession {
 
   /** A session over buffers of its own, holding `inputs` (every tensor, per rank). */
   static async open(device: DeviceHandle, fused: FusedKernel, inputs: TensorData, options: { timeoutMs?: number; read?: readonly string[] } = {}): Promise<FusedSession> {
+    const packed = packInputs(fused, inputs);
     const session = await FusedSession.prepare(device, fused, options);
     try {
       await session.executor.allocate(
@@ -89,7 +101,7 @@ export class FusedSession {
           name: tensorBuffer(t.name),
           bytes: tensorBytes(t, fused.ranks),
           usage: 'storage' as const,
-          init: packRanks(t, inputs[t.name] ?? []),
+          init: packed.get(t.name)!,
           readback: options.read?.includes(t.name) ?? false,
         })),
       );

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { TensorInputError, UsageError, gemmKernel, openDeviceGroup, ringAllGather, compileOrThrow, ringReduceScatter, type DeviceGroup, type Program, type Tensor } from '@syncopate/core';
+import { TensorInputError, UsageError, gemmKernel, lowerToWgsl, openDevice, openDeviceGroup, ringAllGather, compileOrThrow, ringReduceScatter, runFused, type DeviceGroup, type Program, type Tensor } from '@syncopate/core';
 import { docCodeBlock, readRepoFile, region } from './doc-sync.js';
 
 // #region running
@@ -168,6 +168,28 @@ describe('every input checked before anything runs', () => {
 
   it('nothing ran: the good tensors are as they were', async () => {
     expect((await good.C.read()).every((c) => c.every((x) => x === 0))).toBe(true);
+  });
+});
+
+describe('runFused checks its inputs too', () => {
+  it('refuses a short array on rank 0 only, a missing tensor and a misspelt one, before anything runs', async () => {
+    const device = await openDevice();
+    try {
+      const fused = lowerToWgsl(compiled);
+      const whole = (n: number) => Array.from({ length: RANKS }, () => new Float32Array(n));
+      const inputs = { A: whole(M * K), B: whole(K * N), C: whole(M * N) };
+      const refused = (data: Record<string, Float32Array[]>) => runFused(device, fused, data, ['C']).then(() => undefined, (e: unknown) => e as TensorInputError);
+      const short = await refused({ ...inputs, A: inputs.A.map((a, r) => (r === 0 ? a.subarray(1) : a)) });
+      expect(short).toBeInstanceOf(TensorInputError);
+      expect([short!.tensor, short!.rank, short!.found]).toEqual(['A', 0, `${M * K - 1} elements`]);
+      expect((await refused({ A: inputs.A, C: inputs.C }))!.message).toBe('tensor B: expected data for it (the kernel reads or writes B), found none given');
+      expect((await refused({ ...inputs, b: inputs.B }))!.message).toMatch(/^tensor b: expected one of the kernel's tensors \(A, B, C\): did you mean B\?/);
+      // And what fits runs.
+      const { tensors } = await runFused(device, fused, inputs, ['C']);
+      expect(tensors.C!.every((c) => c.every((x) => x === 0))).toBe(true);
+    } finally {
+      device.close();
+    }
   });
 });
 

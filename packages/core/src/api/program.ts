@@ -10,9 +10,8 @@ import type { CompiledKernel } from '../compile.js';
 import { CompileError } from '../errors.js';
 import { PlacedSession, type PlacedSessionOptions } from '../placed-session.js';
 import { UsageError } from '../workloads/errors.js';
-import { closestName } from './closest-name.js';
 import type { DeviceGroup } from './device-group.js';
-import { TensorInputError } from './errors.js';
+import { TensorInputError, unknownTensorError } from './errors.js';
 import type { Tensor } from './tensor.js';
 import { formatShape, sameLayout, specOf, type TensorSpec } from './tensor-spec.js';
 
@@ -104,9 +103,7 @@ export class Program {
   }
 
   private unknownTensor(name: string): TensorInputError {
-    const known = this.tensors.map((t) => t.name);
-    const near = closestName(name, known);
-    return new TensorInputError(name, undefined, `one of the kernel's tensors (${known.join(', ')})${near ? `: did you mean ${near}?` : ''}`, 'a name it does not declare');
+    return unknownTensorError(name, this.tensors.map((t) => t.name));
   }
 
   /** Frees its pipelines and buffers (not the tensors). */
