@@ -6,6 +6,7 @@ import { add, buildModule, gemmKernel, mul, replicated, type ChunkPlan, type Mod
 import { alignChunksPass, allReduce, attachPlan, insertBarriers, oneShotAllGather, oneShotReduceScatter, reorderTiles, ringAllGather, ringReduceScatter, runPipeline } from '@syncopate/passes';
 import { chunkTable, emitFusedKernel, PART_BYTES, partsStoredBy } from '../src/index.js';
 import { chunkDescriptors, DESCRIPTOR_WORDS, FIELD } from '../src/gpu-signal/descriptors.js';
+import { barrierRows } from './barrier-rows.js';
 
 function lowered(kernel: Module, plan: ChunkPlan): Module {
   const r = runPipeline([attachPlan, alignChunksPass, reorderTiles, insertBarriers], kernel, { plan, options: {} });
@@ -122,7 +123,13 @@ describe('chunk table', () => {
     // The GPU counts the same parts, where the arrive runs (rank 1): the rank folded into the offset.
     const fused = emitFusedKernel(module);
     if (E.isLeft(fused)) throw new Error(fused.left.map((d) => d.message).join('\n'));
-    expect(fused.right.wgsl).toContain('let r0 = max((32 * v_pm + 64), 64);');
+    const arrives = barrierRows(fused.right, 'ARRIVES_0', 2);
+    for (let pm = 0; pm < 2; pm++) {
+      for (let pn = 0; pn < 2; pn++) {
+        expect(arrives.get(1)!.get(`${pm},${pn}`)).toEqual([[pm * 2 + pn, 1]]);
+        expect(arrives.get(0)!.get(`${pm},${pn}`)).toEqual([]);
+      }
+    }
     // A reduce-add's tiles of both ends would meet different rows: it stays one part.
     expect(chunkTable(kernelWith('reduce-add')).entries[0]!.parts).toBe(1);
     // A chunk that starts inside a tile (rows 80-127) is cut on the tiles' grid, not from its first
@@ -182,7 +189,7 @@ describe('chunk table', () => {
     expect(need(lead.index)).toBe(4);
   });
 
-  it('one-shot reduce-scatter: the owner counts once for all merged adds, on the lead, with no table read', () => {
+  it('one-shot reduce-scatter: the owner counts once for all merged adds, on the lead', () => {
     const module = lowered(
       gemmKernel({ m: 128, n: 32, k: 32, blockM: 32, blockN: 32, blockK: 16 }, { ranks: 4, distribute: 'rs' }),
       oneShotReduceScatter({ ranks: 4, tensor: { name: 'C', shape: [128, 32] }, axis: 0 }),
@@ -190,18 +197,21 @@ describe('chunk table', () => {
     const fused = emitFusedKernel(module);
     if (E.isLeft(fused)) throw new Error(fused.left.map((d) => d.message).join('\n'));
     const table = chunkTable(module);
-    const arrives = [...fused.right.wgsl.matchAll(/\/\/ arrive %(c\d+): .*\n\s*if \((.*?) && \(v_pm/g)].map((m) => ({ chunk: m[1]!, ranks: m[2]! }));
-    expect(arrives).toHaveLength(12);
-    for (const e of table.entries) {
-      const { src, dst } = e.chunk;
-      const isLead = table.parts[e.firstPart]!.members.length > 0;
-      // The lead counts on both ends, the destination three at once (a requirement per member); the
-      // others only at their source.
-      const expected = isLead ? `(rank == ${src}u || rank == ${dst}u)` : `rank == ${src}u`;
-      expect(arrives.find((a) => a.chunk === e.chunk.value.name)!.ranks).toBe(expected);
+    // One run of 12 arrives, one loop over the tile's row: the code does not name the chunks.
+    // Its definition, count_requirement's call and the arrive loop's.
+    expect(fused.right.wgsl.match(/count_on_lead\(/g)).toHaveLength(3);
+    expect(fused.right.wgsl).not.toMatch(/count_on_lead\(\d/);
+    const rows = barrierRows(fused.right, 'ARRIVES_0', 2);
+    for (let rank = 0; rank < 4; rank++) {
+      for (let pm = 0; pm < 4; pm++) {
+        // Tile pm of every rank stores shard pm (rows 32·pm): the owner counts the group's 3 members at
+        // once on the lead; every other rank counts its own add, on the same lead.
+        const into = table.entries.filter((e) => e.chunk.dst === pm);
+        const lead = table.parts[into[0]!.firstPart]!.lead;
+        expect(into.every((e) => table.parts[e.firstPart]!.lead === lead)).toBe(true);
+        expect(rows.get(rank)!.get(`${pm},0`)).toEqual([[lead, rank === pm ? 3 : 1]]);
+      }
     }
-    expect(fused.right.wgsl.match(/select\(1u, 3u, rank == \du\)/g)).toHaveLength(4);
-    expect(fused.right.wgsl).not.toMatch(/count_requirement\(\d/);
   });
 
   it('a move divides by a part width all parts share as a literal, tests no lane past a part\'s end where all parts are whole rounds, and reads a merged add\'s member ranks outside the element loop', () => {
@@ -245,11 +255,21 @@ describe('WGSL emission', () => {
     expect(Array.from(fused.right.tables.data.slice(16, 18))).toEqual([2, 0]);
   });
 
-  it('marks every wait and arrive with a comment naming the chunk', () => {
+  it('waits through one loop over the tile\'s row of a table, which lists the chunk and parts each tile reads', () => {
     const fused = emitFusedKernel(ag(2));
     if (E.isLeft(fused)) throw new Error('emit failed');
-    expect(fused.right.wgsl).toContain('// wait %c1: @A[64:128, 0:64] rank 1 -> rank 0, step 0 (copy)');
-    expect(fused.right.wgsl).toContain('if (rank == 0u && (v_pm >= 2 && v_pm < 4))');
+    expect(fused.right.wgsl).toContain('// wait %c1 when %pm in [2, 4)');
+    expect(fused.right.wgsl).toContain('let wait_row = WAITS_0 + 2u * tile_row;');
+    expect(fused.right.wgsl).not.toContain('rank == 0u');
+    // 128 rows in 32-row tiles: rank 0 reads rank 1's rows (64-127, chunk 1, its part 1) in tiles
+    // pm = 2, 3; rank 1 rank 0's (chunk 0, part 0) in pm = 0, 1; nothing else.
+    const waits = barrierRows(fused.right, 'WAITS_0', 3);
+    for (let pm = 0; pm < 4; pm++) {
+      for (let pn = 0; pn < 2; pn++) {
+        expect(waits.get(0)!.get(`${pm},${pn}`)).toEqual(pm >= 2 ? [[1, 1, 2]] : []);
+        expect(waits.get(1)!.get(`${pm},${pn}`)).toEqual(pm < 2 ? [[0, 0, 1]] : []);
+      }
+    }
   });
 
   it('refuses what it cannot lower, naming the op', () => {

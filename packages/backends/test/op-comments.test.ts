@@ -45,8 +45,9 @@ describe('WGSL comments that tie code to IR ops', () => {
     const after = (prefix: string) => wgsl[wgsl.findIndex((l) => l.trim().startsWith(prefix)) + 1]!.trim();
     expect(after('// %pm = program_id 0')).toBe('let v_pm = i32(tables[slot + 0u]);');
     expect(after('// %acc = constant 0')).toMatch(/^var v_acc: array<f32, \d+>;$/);
-    // A wait's op comment, then its block, which names the chunk's region and ranks.
-    expect(after('// wait %c0 when %pm in [0, 2)')).toBe('// wait %c0: @A[0:64, 0:64] rank 0 -> rank 1, step 0 (copy)');
+    // A run of waits: each wait's op comment (the first few), then where the tile's entries are.
+    expect(after('// wait %c0 when %pm in [0, 2)')).toMatch(/^\/\/ wait %c1 when %pm in \[2, 4\)/);
+    expect(after('// wait %c1 when %pm in [2, 4)')).toMatch(/^\/\/ This tile's waits: row tile_row at WAITS_0/);
     expect(after('// %d = dot %a, %b, %acc_it')).toMatch(/^for \(var kk = 0u;/);
     expect(after('// store %acc_out, @C[32*%pm, 32*%pn]')).toMatch(/^for \(var i = 0u;/);
   });

@@ -20,8 +20,9 @@
  * read-modify-write of the destination. Only reduce-adds whose regions overlap without being equal
  * (cut differently) still take a lock per part.
  */
-import { dtypeBytes, evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module } from '@syncopate/ir';
-import { alignChunks, arrivalTiles, siteForRank, type AccessSite } from '@syncopate/passes';
+import { dtypeBytes, evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module, type Op } from '@syncopate/ir';
+import { arrivalTiles, type AccessSite } from '@syncopate/passes';
+import { alignedModule } from './alignment.js';
 
 /**
  * About this many bytes a part cut in rows, whatever its dtype: enough work to be worth a workgroup.
@@ -106,20 +107,44 @@ const rowsOf = (b: Box): [number, number] => [b.lo[0]!, b.hi[0]!];
 const colsOf = (b: Box): [number, number] => [b.lo[1] ?? 0, b.hi[1] ?? 1];
 const boxKey = (b: Box): string => `${b.lo.join()}/${b.hi.join()}`;
 
+/** A kernel body's program-id and rank-id values, by body: bodies are immutable, and siteRows runs once per chunk. */
+const bodyValues = new WeakMap<readonly Op[], { readonly pids: ReadonlySet<number>; readonly ranks: ReadonlySet<number> }>();
+
+function valuesOf(module: Module): { readonly pids: ReadonlySet<number>; readonly ranks: ReadonlySet<number> } {
+  const known = bodyValues.get(module.kernel.body);
+  if (known) return known;
+  const pids = new Set<number>();
+  const ranks = new Set<number>();
+  const walk = (ops: readonly Op[]) =>
+    ops.forEach((op) => {
+      if (op.op === 'program_id') pids.add(op.result.id);
+      if (op.op === 'rank_id') ranks.add(op.result.id);
+      if (op.op === 'for') walk(op.body);
+    });
+  walk(module.kernel.body);
+  const values = { pids, ranks };
+  bodyValues.set(module.kernel.body, values);
+  return values;
+}
+
 /**
  * Along `axis`, the single access site among `sites`, if its offset there depends on program ids only
- * once specialised to `rank` (siteForRank), where every tile that evaluates it runs for that rank: a
- * copy's stores on its source, a wait's loads on the destination. Unspecialised, an offset such as
- * a2a-gemm's `2176*%rank + 128*%pm` left its chunks one part each, moved by one workgroup.
+ * once specialised to `rank` (every `rank_id` term folded in, as siteForRank does), where every tile
+ * that evaluates it runs for that rank: a copy's stores on its source, a wait's loads on the
+ * destination. Unspecialised, an offset such as a2a-gemm's `2176*%rank + 128*%pm` left its chunks
+ * one part each, moved by one workgroup.
  */
 export function siteRows(module: Module, sites: readonly AccessSite[], axis = 0, rank?: number): StoreRows | undefined {
-  const distinct = [...new Set(sites)];
-  if (distinct.length !== 1) return undefined;
-  const site = rank === undefined ? distinct[0]! : siteForRank(module, distinct[0]!, rank);
-  const pids = new Set(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [op.result.id] : [])));
-  const offset = site.offsets[axis];
+  const first = sites[0];
+  if (first === undefined || sites.some((s) => s !== first)) return undefined;
+  const { pids, ranks } = valuesOf(module);
+  const offset = first.offsets[axis];
   if (offset === undefined) return undefined;
-  return offset.terms.every((t) => pids.has(t.value.id)) ? { offset, extent: site.extent[axis]! } : undefined;
+  const folded =
+    rank === undefined || !offset.terms.some((t) => ranks.has(t.value.id))
+      ? offset
+      : { constant: offset.constant + offset.terms.filter((t) => ranks.has(t.value.id)).reduce((n, t) => n + t.coeff * rank, 0), terms: offset.terms.filter((t) => !ranks.has(t.value.id)) };
+  return folded.terms.every((t) => pids.has(t.value.id)) ? { offset: folded, extent: first.extent[axis]! } : undefined;
 }
 
 /** Rows and columns per part of `chunk`: the storing tile's where cut at tiles, else row slices of about `partElements`. */
@@ -147,14 +172,71 @@ function partCut(chunk: ChunkDecl, partElements: number, tile?: { rows: StoreRow
  * tensors keep them. A one-shot all-reduce rewrites regions but never reads them again.
  */
 function rereadTensors(chunks: readonly ChunkDecl[]): Set<string> {
-  const reads = (a: ChunkDecl, rank: number) => a.src === rank || (a.kind === 'reduce-add' && a.dst === rank);
+  // The chunks that read each (tensor, rank), by rows: looked up per chunk, not a pass over all chunks each.
+  const pairs = chunks.flatMap((a) => (a.kind === 'reduce-add' && a.dst !== a.src ? [[a, a.src], [a, a.dst]] as const : [[a, a.src]] as const));
+  const readers = new Map([...groupBy(pairs, ([a, rank]) => `${a.tensor}/${rank}`)].map(([k, list]) => [k, new RowIndex(list.map(([a]) => a))]));
   const tensors = new Set<string>();
   for (const b of chunks) {
-    const rewrite = chunks.some((a) => a.tensor === b.tensor && a.step < b.step && reads(a, b.dst) && intersect(a.region, b.region));
-    const readAgain = chunks.some((c) => c.tensor === b.tensor && c.step > b.step && reads(c, b.dst) && intersect(c.region, b.region));
-    if (rewrite && readAgain) tensors.add(b.tensor);
+    if (tensors.has(b.tensor)) continue;
+    const read = readers.get(`${b.tensor}/${b.dst}`)?.meeting(b.region) ?? [];
+    if (read.some((a) => a.step < b.step) && read.some((c) => c.step > b.step)) tensors.add(b.tensor);
   }
   return tensors;
+}
+
+/**
+ * Chunks by their first row, to find those whose regions meet a box without a pass over all of them:
+ * a chunk plan at 64 ranks has thousands of chunks, and a pass per chunk over those of a rank made
+ * `chunkTable` the bulk of ag-gemm's emission there.
+ */
+class RowIndex {
+  private readonly sorted: readonly ChunkDecl[];
+  private readonly tallest: number;
+
+  constructor(chunks: readonly ChunkDecl[]) {
+    this.sorted = [...chunks].sort((a, b) => a.region.lo[0]! - b.region.lo[0]!);
+    this.tallest = Math.max(0, ...chunks.map((c) => c.region.hi[0]! - c.region.lo[0]!));
+  }
+
+  /** The chunks whose regions meet `box`, by first row. */
+  meeting(box: Box): ChunkDecl[] {
+    // A chunk meets box's rows only if it starts after box.lo − tallest and before box.hi.
+    const from = this.firstAt(box.lo[0]! - this.tallest + 1);
+    const out: ChunkDecl[] = [];
+    for (let i = from; i < this.sorted.length && this.sorted[i]!.region.lo[0]! < box.hi[0]!; i++) {
+      if (meets(this.sorted[i]!.region, box)) out.push(this.sorted[i]!);
+    }
+    return out;
+  }
+
+  /** The first position whose chunk starts at or after `row`. */
+  private firstAt(row: number): number {
+    let [lo, hi] = [0, this.sorted.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.sorted[mid]!.region.lo[0]! < row) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+/** `intersect(a, b) !== undefined` without building the box: run once per pair of chunks of a rank. */
+function meets(a: Box, b: Box): boolean {
+  for (let i = 0; i < a.lo.length; i++) if (Math.min(a.hi[i]!, b.hi[i]!) <= Math.max(a.lo[i]!, b.lo[i]!)) return false;
+  return true;
+}
+
+/** `items` by `key`, each list in the order of `items`. */
+function groupBy<T>(items: readonly T[], key: (x: T) => string | number): Map<string | number, T[]> {
+  const groups = new Map<string | number, T[]>();
+  for (const x of items) {
+    const k = key(x);
+    const list = groups.get(k);
+    if (list) list.push(x);
+    else groups.set(k, [x]);
+  }
+  return groups;
 }
 
 /**
@@ -165,12 +247,13 @@ function rereadTensors(chunks: readonly ChunkDecl[]): Set<string> {
 function reduceGroups(chunks: readonly ChunkDecl[]): number[] {
   const parent = chunks.map((_, i) => i);
   const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
-  chunks.forEach((a, i) => {
-    chunks.forEach((b, j) => {
-      if (j <= i || a.kind !== 'reduce-add' || b.kind !== 'reduce-add') return;
-      if (a.dst === b.dst && a.tensor === b.tensor && intersect(a.region, b.region)) parent[find(j)] = find(i);
+  // Only reduce-adds into the same rank and tensor can share elements: compare within those.
+  const adds = groupBy(chunks.flatMap((c, i) => (c.kind === 'reduce-add' ? [i] : [])), (i) => `${chunks[i]!.tensor}/${chunks[i]!.dst}`);
+  for (const list of adds.values()) {
+    list.forEach((i, k) => {
+      for (const j of list.slice(k + 1)) if (intersect(chunks[i]!.region, chunks[j]!.region)) parent[find(j)] = find(i);
     });
-  });
+  }
   const members = new Map<number, number>();
   chunks.forEach((c, i) => c.kind === 'reduce-add' && members.set(find(i), (members.get(find(i)) ?? 0) + 1));
   return chunks.map((c, i) => (c.kind === 'reduce-add' && members.get(find(i))! > 1 ? find(i) : -1));
@@ -178,14 +261,15 @@ function reduceGroups(chunks: readonly ChunkDecl[]): number[] {
 
 /** `partElements`: elements a part cut in rows, for every chunk (default: PART_BYTES of the chunk's tensor). */
 export function chunkTable(module: Module, partElements?: number, shape: PartShape = 'tiles'): ChunkTable {
-  const alignment = alignChunks(module);
+  const { alignment } = alignedModule(module);
   const chunks = module.chunks;
   const group = reduceGroups(chunks);
   const pidAxis = new Map(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [[op.result.id, op.axis] as const] : [])));
 
   // How each chunk is cut. Reduce-adds of a group must cut identical regions the same way, so that part
   // p of each covers the same elements (one lock, or one merged sum, per part index); otherwise they stay whole.
-  const storeSites = chunks.map((c) => alignment.stores.filter((u) => u.chunk === c).map((u) => u.site));
+  const storesOf = groupBy(alignment.stores, (u) => u.chunk.value.id);
+  const storeSites = chunks.map((c) => (storesOf.get(c.value.id) ?? []).map((u) => u.site));
   // A copy's arriving tiles all run for its source rank; a reduce-add's for both ends, which must
   // meet the same parts, so its stores are not specialised.
   const storeRank = (c: ChunkDecl) => (c.kind === 'copy' ? c.src : undefined);
@@ -199,16 +283,21 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
     const cols = storeCols[i];
     return partCut(c, partElements ?? partElementsOf(module, c.tensor), cols ? { rows: storeRows[i]!, cols: cols.extent } : undefined);
   });
-  const membersOf = (g: number) => chunks.map((_, j) => j).filter((j) => group[j] === g);
+  const groups = groupBy(chunks.flatMap((_, j) => (group[j]! >= 0 ? [j] : [])), (j) => group[j]!);
+  const membersOf = (g: number) => groups.get(g) ?? [];
   const merged = chunks.map(() => false);
-  chunks.forEach((c, i) => {
-    if (group[i]! < 0) return;
-    const members = membersOf(group[i]!);
-    const sameCut = (j: number) =>
-      rowsOf(chunks[j]!.region).join() === rowsOf(c.region).join() && colsOf(chunks[j]!.region).join() === colsOf(c.region).join() && cuts[j]!.partRows === cuts[i]!.partRows && cuts[j]!.rowOrigin === cuts[i]!.rowOrigin && cuts[j]!.partCols === cuts[i]!.partCols;
-    if (!members.every(sameCut)) members.forEach((j) => (cuts[j] = whole(chunks[j]!)));
-    merged[i] = members.every((j) => boxKey(chunks[j]!.region) === boxKey(c.region));
-  });
+  // Once per group (both tests compare every member with the first: they are equalities).
+  for (const members of groups.values()) {
+    const cutKey = (j: number) => {
+      const { partRows, rowOrigin, partCols } = cuts[j]!;
+      return `${rowsOf(chunks[j]!.region).join()}/${colsOf(chunks[j]!.region).join()}/${partRows}/${rowOrigin}/${partCols}`;
+    };
+    const first = cutKey(members[0]!);
+    if (!members.every((j) => cutKey(j) === first)) members.forEach((j) => (cuts[j] = whole(chunks[j]!)));
+    const box = boxKey(chunks[members[0]!]!.region);
+    const same = members.every((j) => boxKey(chunks[j]!.region) === box);
+    members.forEach((j) => (merged[j] = same));
+  }
 
   const entries: ChunkEntry[] = [];
   const partList: { index: number; chunk: number; region: Box; need: number; arrivals: number; feeders: number; dependents: number[]; lock: number; lead: number; members: number[] }[] = [];
@@ -268,8 +357,12 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
     });
   });
   // Forwarding: a part of c waits for every part of a feeder chunk whose region it overlaps.
+  // `d` feeds `c` only if it lands on c's source and meets its region: look those up rather than pass
+  // over every pair. (Which feeder comes first does not matter: each counts on its own parts.)
+  const landing = new Map([...groupBy(chunks, (d) => `${d.tensor}/${d.dst}`)].map(([k, list]) => [k, new RowIndex(list)]));
+  const entryOf = new Map(entries.map((e) => [e.chunk, e]));
   for (const c of entries) {
-    for (const d of entries) {
+    for (const d of (landing.get(`${c.chunk.tensor}/${c.chunk.src}`)?.meeting(c.chunk.region) ?? []).map((x) => entryOf.get(x)!)) {
       if (!forwards(c.chunk, d.chunk)) continue;
       for (let q = 0; q < d.parts; q++) {
         const from = partList[d.firstPart + q]!;

@@ -44,35 +44,44 @@ export interface ChunkDescriptors {
  * A merged lead needs what all its members need: they all count on its counter.
  */
 export function chunkDescriptors(table: ChunkTable, need: readonly number[], tensorIndex: (name: string) => number): ChunkDescriptors {
-  const descriptors: number[] = [];
-  const lists: number[] = [];
   const leadNeed = (members: readonly number[]) => (members.some((m) => need[m] === NEVER) ? NEVER : members.reduce((n, m) => n + need[m]!, 0));
   const dependentsAt = table.parts.length * DESCRIPTOR_WORDS;
+  const listWords = table.parts.reduce((n, p) => n + p.dependents.length + p.members.length, 0);
+  // Written in place (thousands of parts at 64 ranks): no array per part.
+  const words = new Array<number>(dependentsAt + listWords);
+  const tensors = new Map<string, number>();
+  let list = dependentsAt;
   for (const part of table.parts) {
     const { chunk } = table.entries[part.chunk]!;
-    const extents = part.region.hi.map((h, i) => h - part.region.lo[i]!);
-    const pad = MAX_DIMS - extents.length;
+    const axes = part.region.lo.length;
+    const pad = MAX_DIMS - axes;
     if (pad < 0) throw new RangeError(`chunk %${chunk.value.name}: regions of more than ${MAX_DIMS} axes are not supported`);
-    descriptors.push(
-      part.chunk,
-      tensorIndex(chunk.tensor),
-      chunk.kind === 'copy' ? 0 : 1,
-      part.lock < 0 ? NO_LOCK : part.lock,
-      chunk.src,
-      chunk.dst,
-      part.members.length > 0 ? leadNeed(part.members) : need[part.index]!,
-      dependentsAt + lists.length,
-      part.dependents.length,
-      extents.reduce((a, b) => a * b, 1),
-      part.lead,
-      dependentsAt + lists.length + part.dependents.length,
-      part.members.length,
-      ...Array<number>(pad).fill(0),
-      ...part.region.lo,
-      ...Array<number>(pad).fill(1),
-      ...extents,
-    );
-    lists.push(...part.dependents, ...part.members);
+    let tensor = tensors.get(chunk.tensor);
+    if (tensor === undefined) tensors.set(chunk.tensor, (tensor = tensorIndex(chunk.tensor)));
+    const d = part.index * DESCRIPTOR_WORDS;
+    let elements = 1;
+    for (let i = 0; i < MAX_DIMS; i++) {
+      const axis = i - pad;
+      const extent = axis < 0 ? 1 : part.region.hi[axis]! - part.region.lo[axis]!;
+      words[d + FIELD.lo + i] = axis < 0 ? 0 : part.region.lo[axis]!;
+      words[d + FIELD.extent + i] = extent;
+      elements *= extent;
+    }
+    words[d + FIELD.chunk] = part.chunk;
+    words[d + FIELD.tensor] = tensor;
+    words[d + FIELD.kind] = chunk.kind === 'copy' ? 0 : 1;
+    words[d + FIELD.lock] = part.lock < 0 ? NO_LOCK : part.lock;
+    words[d + FIELD.src] = chunk.src;
+    words[d + FIELD.dst] = chunk.dst;
+    words[d + FIELD.need] = part.members.length > 0 ? leadNeed(part.members) : need[part.index]!;
+    words[d + FIELD.depStart] = list;
+    words[d + FIELD.depCount] = part.dependents.length;
+    words[d + FIELD.elements] = elements;
+    words[d + FIELD.lead] = part.lead;
+    words[d + FIELD.memberStart] = list + part.dependents.length;
+    words[d + FIELD.memberCount] = part.members.length;
+    for (const x of part.dependents) words[list++] = x;
+    for (const x of part.members) words[list++] = x;
   }
-  return { words: [...descriptors, ...lists], dependentsAt };
+  return { words, dependentsAt };
 }

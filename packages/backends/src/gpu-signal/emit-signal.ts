@@ -7,23 +7,24 @@
  *    adds) its region from the source rank's copy of the tensor into the destination's, counts it on
  *    its chunk's flag, and counts one requirement of every part that forwards its data, queueing
  *    those that complete; each part is published once, so the loop is bounded by the number of parts;
- *  - a `wait` spins, bounded, until its chunk's flag counts all of its parts.
+ *  - a `wait` spins, bounded, until the parts of its chunk the tile reads are published.
+ * Waits and arrives are data too: a run of them is one loop over the tile's row of a table
+ * (barrier-table.ts), so the code does not grow with the chunks or the ranks.
  * A spin that runs out records the error code, chunk and rank in the control buffer and the workgroup
  * returns; the runtime turns that into a typed error.
  */
-import { type AffineRange, type Module } from '@syncopate/ir';
+import { type Module } from '@syncopate/ir';
 import { affineToWgsl } from '../wgsl/affine.js';
 import { CONTROL, controlLayout } from '../control.js';
 import type { TensorBinding } from '../fused-kernel.js';
-import { guardToWgsl } from '../wgsl/affine.js';
 import { identifier, wholeWords, type WgslWriter } from '../wgsl/writer.js';
-import type { ChunkEntry, ChunkTable, StoreRows } from './chunk-table.js';
-import { DESCRIPTOR_WORDS, FIELD, MAX_DIMS, NO_LOCK, type ChunkDescriptors } from './descriptors.js';
+import type { BarrierPoint } from './barrier-table.js';
+import type { ChunkTable } from './chunk-table.js';
+import { DESCRIPTOR_WORDS, FIELD, MAX_DIMS, NO_LOCK } from './descriptors.js';
 
 export interface SignalContext {
   readonly module: Module;
   readonly table: ChunkTable;
-  readonly descriptors: ChunkDescriptors;
   /** Where the chunk descriptors start in the tables buffer. */
   readonly chunksAt: number;
   readonly tensors: ReadonlyMap<string, TensorBinding>;
@@ -32,12 +33,9 @@ export interface SignalContext {
   readonly unpublished: ReadonlySet<string>;
   /** Invocations of a workgroup. */
   readonly workgroupSize: number;
-}
-
-function describe(ctx: SignalContext, c: number): string {
-  const { chunk } = ctx.table.entries[c]!;
-  const region = chunk.region.lo.map((lo, i) => `${lo}:${chunk.region.hi[i]}`).join(', ');
-  return `%${chunk.value.name}: @${chunk.tensor}[${region}] rank ${chunk.src} -> rank ${chunk.dst}, step ${chunk.step} (${chunk.kind})`;
+  /** The kernel's runs of waits and arrives (barrier-table.ts), and where each one's rows start in the tables buffer. */
+  readonly points: readonly BarrierPoint[];
+  readonly pointsAt: readonly number[];
 }
 
 const field = (name: keyof typeof FIELD, offset = 0) => `tables[d + ${FIELD[name] + offset}u]`;
@@ -54,6 +52,7 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   w.line(`const DESCRIPTOR_WORDS: u32 = ${DESCRIPTOR_WORDS}u;`);
   w.line(`const NO_LOCK: u32 = ${NO_LOCK}u;`);
   w.line('const NONE: u32 = 0xffffffffu;');
+  for (const p of ctx.points) w.line(`const ${pointBase(p)}: u32 = ${ctx.pointsAt[p.index]}u;`);
   w.line();
   w.line('// Parts this workgroup completed and has yet to publish.');
   w.line(`var<workgroup> wg_pending: array<u32, ${wholeWords(ctx.table.maxPending, 4)}>; // the count is wg.pending_count`);
@@ -304,36 +303,6 @@ export function emitTokenWorkgroups(w: WgslWriter): void {
   });
 }
 
-/** The loop over the row parts `p` of `e` that rows [r0, r1) meet; `also` ANDs into its test. */
-function rowPartLoop(e: ChunkEntry, also = ''): string {
-  const o = e.rowOrigin;
-  return `for (var p = (r0 - ${o}) / ${e.partRows}; ${also}r0 < r1 && p <= (r1 - 1 - ${o}) / ${e.partRows}; p++)`;
-}
-
-/** What one wait needs: its chunk, where it applies, and the rows the tile reads of the chunk's tensor. */
-export interface WaitSite {
-  readonly chunk: number;
-  readonly guard: readonly AffineRange[] | undefined;
-  readonly rows: StoreRows | undefined;
-}
-
-/** Waits in one group share a bitmask word. */
-const WAITS_PER_GROUP = 32;
-
-/**
- * Sets `wait_first` and `wait_end` (declared by the caller) to the run of parts of the chunk that
- * `rows` meet: the row parts they cross, each with every column part (a superset of the columns read).
- */
-function emitWaitParts(w: WgslWriter, ctx: SignalContext, site: WaitSite): void {
-  const e = ctx.table.entries[site.chunk]!;
-  const [lo, hi] = [e.chunk.region.lo[0]!, e.chunk.region.hi[0]!];
-  const start = site.rows && affineToWgsl(site.rows.offset, ctx.name);
-  w.line(`let r0 = ${start ? `max(${start}, ${lo})` : lo};`);
-  w.line(`let r1 = ${start ? `min(${start} + ${site.rows!.extent}, ${hi})` : hi};`);
-  const part = (row: string) => `${e.firstPart}u + u32((${row} - ${e.rowOrigin}) / ${e.partRows}) * ${e.colParts}u`;
-  w.line(`if (r0 < r1) { wait_first = ${part('r0')}; wait_end = ${part('r1 - 1')} + ${e.colParts}u; }`);
-}
-
 /** lid 0 runs `poll` (which clears `ok` on a timeout) while the others wait; a timeout ends the workgroup. */
 function emitJoinedSpin(w: WgslWriter, poll: () => void): void {
   w.line('workgroupBarrier();');
@@ -346,150 +315,160 @@ function emitJoinedSpin(w: WgslWriter, poll: () => void): void {
   w.line('storageBarrier();');
 }
 
-const waitCondition = (ctx: SignalContext, site: WaitSite) => `rank == ${ctx.table.entries[site.chunk]!.chunk.dst}u && ${guardToWgsl(site.guard, ctx.name)}`;
+/** Op comments written out for a point; past these, one line says how many more (the rest is data). */
+const COMMENTED_OPS = 4;
+
+/** The name of the constant that holds point `p`'s base in the tables buffer. */
+export const pointBase = (p: BarrierPoint) => `${p.kind.toUpperCase()}S_${p.index}`;
 
 /**
- * On the chunk's destination rank, where the guard holds: spin until the chunk's parts are published:
- * with `rows` (what the tile reads of the chunk's tensor), only the parts those rows meet.
+ * `// ...` lines for the point: the first ops as the IR prints them (`heading`), then how many more
+ * there are and where the tile's entries are.
  */
-export function emitWait(w: WgslWriter, ctx: SignalContext, site: WaitSite): void {
-  const e = ctx.table.entries[site.chunk]!;
-  const [lo, hi] = [e.chunk.region.lo[0]!, e.chunk.region.hi[0]!];
-  w.line(`// wait ${describe(ctx, site.chunk)}`);
-  w.block(`if (${waitCondition(ctx, site)})`, () =>
-    emitJoinedSpin(w, () => {
-      if (site.rows) {
-        const start = affineToWgsl(site.rows.offset, ctx.name);
-        w.line(`let r0 = max(${start}, ${lo});`);
-        w.line(`let r1 = min(${start} + ${site.rows.extent}, ${hi});`);
-      } else {
-        w.line(`let r0 = ${lo};`);
-        w.line(`let r1 = ${hi};`);
-      }
-      // With column parts, every part across the rows read (a superset of the columns read).
-      const part = e.colParts > 1 ? `u32(p) * ${e.colParts}u + q` : 'u32(p)';
-      w.line(`${rowPartLoop(e, e.colParts > 1 ? 'ok == 1u && ' : '')} {`);
-      if (e.colParts > 1) w.line(`  for (var q = 0u; q < ${e.colParts}u; q++) {`);
-      w.line(`  if (spin_flag(${e.firstPart}u + ${part}, ${site.chunk}u, rank) == 0u) { ok = 0u; break; }`);
-      if (e.colParts > 1) w.line('  }');
-      w.line('}');
-    }),
-  );
+function pointHeading(w: WgslWriter, point: BarrierPoint, heading: (op: number) => void): void {
+  point.ops.slice(0, COMMENTED_OPS).forEach((_, i) => heading(i));
+  const more = point.ops.length - COMMENTED_OPS;
+  if (more > 0) w.line(`// ... and ${more} more ${point.kind}s, to %${point.ops[point.ops.length - 1]!.chunk.name}`);
+  const what = point.kind === 'wait' ? '[chunk, first part, end part)' : '[lead part, requirements]';
+  const conditions = point.conditions > 0 ? `, then ${point.conditions} x [slot, lo, hi) of the loop-dependent guard` : '';
+  w.line(`// This tile's ${point.kind}s: row tile_row at ${pointBase(point)} (gpu-signal/barrier-table.ts), entries ${what}${conditions}`);
 }
 
+/** The row of `point` for this tile: `<prefix>_at`, the first word of its entries, and `<prefix>_count`. */
+function emitRow(w: WgslWriter, point: BarrierPoint, prefix: string): void {
+  w.line(`let ${prefix}_row = ${pointBase(point)} + 2u * tile_row;`);
+  w.line(`let ${prefix}_at = tables[${prefix}_row];`);
+  w.line(`let ${prefix}_count = tables[${prefix}_row + 1u];`);
+}
+
+/** The slots' values (the guards' parts in loop variables), computed once per point. */
+function emitSlots(w: WgslWriter, ctx: SignalContext, point: BarrierPoint, prefix: string): void {
+  point.slots.forEach((s, i) => w.line(`let ${prefix}_g${i} = ${affineToWgsl(s, ctx.name)};`));
+}
+
+/** Whether the entry at word `x` holds: all its conditions (none: `true`). */
+function entryHolds(point: BarrierPoint, prefix: string, x: string, payload: number): string {
+  if (point.conditions === 0) return 'true';
+  const slot = (k: number) => {
+    if (point.slots.length === 1) return `${prefix}_g0`;
+    const word = `tables[${x} + ${payload + 3 * k}u]`;
+    return point.slots.slice(1).reduce((acc, _, i) => `select(${acc}, ${prefix}_g${i + 1}, ${word} == ${i + 1}u)`, `${prefix}_g0`);
+  };
+  const bound = (k: number, j: number) => `bitcast<i32>(tables[${x} + ${payload + 3 * k + j}u])`;
+  return [...Array(point.conditions).keys()].map((k) => `(${slot(k)} >= ${bound(k, 1)} && ${slot(k)} < ${bound(k, 2)})`).join(' && ');
+}
+
+/** Waits in one pass of an in-loop point share a bitmask word. */
+const WAITS_PER_GROUP = 32;
+
 /**
- * A run of waits inside a loop: their guards set bits of one word and a single spin polls the chunks
- * whose bits are set. Ring attention has 2·R·(R−1) waits at the top of its KV loop; one spin inlined
- * per wait made that loop body many times the tile's own work (ring-attn, 4 ranks on the H100: fused
- * 1.705 → 1.421 ms). Waits outside loops (a GEMM tile's, before its K loop) keep a spin each: grouped,
- * ag-gemm ran 2–8% slower (benchmarks/results/h100-2026-11-25b/call14).
+ * A run of waits: the tile's row of the point's table lists the chunks it waits for here and the run
+ * of parts of each its reads meet (everything the per-chunk code tested of the rank and the tile is
+ * settled in the table); lid 0 spins on each part's flag in turn while the others wait. A tile that
+ * waits for one chunk reads its row (two words) and the entry, and spins as before; one that waits
+ * for none takes no barrier.
  *
- * A part stays published for the rest of a run, so the parts a group saw published are remembered in
- * `parts_seen` (partsSeenDeclaration, declared before the tile's body): a later iteration that
- * needs only those skips the barriers and the flags' reads. Without it every iteration of ring-attn's
- * KV loop that reads a received block paid a spin's round trip to memory and two barriers.
+ * Inside a loop, an entry may hold only for some iterations (ring attention's waits, by KV block):
+ * up to 32 entries at a time set bits of one word, and a single spin polls those whose bits are set.
+ * A part stays published for the rest of a run, so the parts a loop's waits saw published are
+ * remembered in `parts_seen` (partsSeenDeclaration, declared before the tile's body): a later
+ * iteration that needs only those skips the barriers and the flags' reads. Without it every
+ * iteration of ring-attn's KV loop that reads a received block paid a spin's round trip to memory
+ * and two barriers (ring-attn's fused kernel on one H100: 1.426 → 1.316 ms). Waits outside loops
+ * remember nothing.
  */
-export function emitWaitGroup(w: WgslWriter, ctx: SignalContext, sites: readonly WaitSite[], heading: (site: number) => void): void {
-  for (let at = 0; at < sites.length; at += WAITS_PER_GROUP) {
-    const group = sites.slice(at, at + WAITS_PER_GROUP);
-    group.forEach((site, i) => {
-      heading(at + i);
-      w.line(`// wait ${describe(ctx, site.chunk)}`);
-    });
-    w.block('', () => {
+export function emitWaitPoint(w: WgslWriter, ctx: SignalContext, point: BarrierPoint, heading: (op: number) => void): void {
+  pointHeading(w, point, heading);
+  const e = point.entryWords;
+  const spin = (x: string, also = '') => {
+    w.line(`let wait = vec3u(tables[${x}], tables[${x} + 1u], tables[${x} + 2u]);`);
+    w.line(`for (var part = wait.y; ${also}part < wait.z; part++) { if (spin_flag(part, wait.x, rank) == 0u) { ok = 0u; break; } }`);
+  };
+  w.block('', () => {
+    emitRow(w, point, 'wait');
+    emitSlots(w, ctx, point, 'wait');
+    if (!point.inLoop) {
+      w.line(`let wait_end = wait_at + ${e}u * wait_count;`);
+      w.block('if (wait_at < wait_end)', () =>
+        emitJoinedSpin(w, () =>
+          w.block(`for (var x = wait_at; ok == 1u && x < wait_end; x += ${e}u)`, () => {
+            const holds = entryHolds(point, 'wait', 'x', 3);
+            if (holds === 'true') spin('x');
+            else w.block(`if (${holds})`, () => spin('x'));
+          }),
+        ),
+      );
+      return;
+    }
+    const remember = remembersParts(ctx.table);
+    const entry = (i: string) => `wait_at + (wait_base + ${i}) * ${e}u`;
+    w.block(`for (var wait_base = 0u; wait_base < wait_count; wait_base += ${WAITS_PER_GROUP}u)`, () => {
       w.line('var wait_need = 0u;');
-      group.forEach((site, i) => w.line(`if (${waitCondition(ctx, site)}) { wait_need |= ${(2 ** i) >>> 0}u; }`));
-      w.line(`var wait_parts: array<vec3u, ${group.length}>; // per wait: its chunk and run of parts`);
-      w.block('for (var bits = wait_need; bits != 0u; bits &= bits - 1u)', () => {
-        w.line('let i = countTrailingZeros(bits);');
-        w.line('var wait_chunk = 0u;');
-        w.line('var wait_first = 0u;');
-        w.line('var wait_end = 0u;');
-        w.block('switch i', () => {
-          group.forEach((site, i) =>
-            w.block(`case ${i}u:`, () => {
-              w.line(`wait_chunk = ${site.chunk}u;`);
-              emitWaitParts(w, ctx, site);
-            }),
-          );
-          w.line('default: {}');
-        });
-        w.line('wait_parts[i] = vec3u(wait_chunk, wait_first, wait_end);');
-        if (!remembersParts(ctx.table)) return;
-        w.line('var seen = true;');
-        w.line('for (var p = wait_first; seen && p < wait_end; p++) { seen = (parts_seen[p / 32u] & (1u << (p % 32u))) != 0u; }');
-        w.line('if (seen) { wait_need &= ~(1u << i); }');
+      w.block(`for (var i = 0u; i < min(wait_count - wait_base, ${WAITS_PER_GROUP}u); i++)`, () => {
+        w.line(`let x = ${entry('i')};`);
+        w.line(`if (${entryHolds(point, 'wait', 'x', 3)}) { wait_need |= 1u << i; }`);
       });
+      if (remember) {
+        w.block('for (var bits = wait_need; bits != 0u; bits &= bits - 1u)', () => {
+          w.line('let i = countTrailingZeros(bits);');
+          w.line(`let x = ${entry('i')};`);
+          w.line('var seen = true;');
+          w.line('for (var p = tables[x + 1u]; seen && p < tables[x + 2u]; p++) { seen = (parts_seen[p / 32u] & (1u << (p % 32u))) != 0u; }');
+          w.line('if (seen) { wait_need &= ~(1u << i); }');
+        });
+      }
       w.block('if (wait_need != 0u)', () => {
         emitJoinedSpin(w, () => {
           w.block('for (var bits = wait_need; ok == 1u && bits != 0u; bits &= bits - 1u)', () => {
-            w.line('let wait = wait_parts[countTrailingZeros(bits)];');
-            w.line('for (var part = wait.y; part < wait.z; part++) { if (spin_flag(part, wait.x, rank) == 0u) { ok = 0u; break; } }');
+            w.line(`let x = ${entry('countTrailingZeros(bits)')};`);
+            spin('x');
           });
         });
-        if (remembersParts(ctx.table)) {
-          w.line('for (var bits = wait_need; bits != 0u; bits &= bits - 1u) { let wait = wait_parts[countTrailingZeros(bits)]; for (var p = wait.y; p < wait.z; p++) { parts_seen[p / 32u] |= 1u << (p % 32u); } }');
+        if (remember) {
+          w.line(`for (var bits = wait_need; bits != 0u; bits &= bits - 1u) { let x = ${entry('countTrailingZeros(bits)')}; for (var p = tables[x + 1u]; p < tables[x + 2u]; p++) { parts_seen[p / 32u] |= 1u << (p % 32u); } }`);
         }
       });
     });
-  }
+  });
 }
 
-/** The most parts grouped waits remember (a bit each, in every invocation: 128 bytes); with more they poll every time. */
+/** The most parts in-loop waits remember (a bit each, in every invocation: 128 bytes); with more they poll every time. */
 export const PARTS_SEEN_MAX = 1024;
 
-/** Whether emitWaitGroup remembers published parts for this table (see PARTS_SEEN_MAX). */
+/** Whether in-loop waits remember published parts for this table (see PARTS_SEEN_MAX). */
 export const remembersParts = (table: ChunkTable): boolean => table.parts.length <= PARTS_SEEN_MAX;
 
-/** The words emitWaitGroup remembers published parts in: one bit a part, per invocation (all agree). */
+/** The words in-loop waits remember published parts in: one bit a part, per invocation (all agree). */
 export function partsSeenDeclaration(parts: number): string {
-  return `var parts_seen: array<u32, ${Math.max(1, Math.ceil(parts / 32))}>; // parts this workgroup's grouped waits saw published`;
+  return `var parts_seen: array<u32, ${Math.max(1, Math.ceil(parts / 32))}>; // parts this workgroup's in-loop waits saw published`;
 }
 
 /**
- * On the chunk's source rank (and for a reduce-add its destination rank, whose stores it adds onto),
- * where the guard holds: this tile's stores are done; count it on the part's lead, known here (no
- * table read). Merged reduce-adds (the group's parts summed in one pass by its lead) share one
- * destination, whose tile counts once for all of them, at the lead's arrive: at 8 ranks sharing a
- * device the owner's tiles made seven counts each, and the arrives cost fused one-shot gemm-rs 0.2 ms
- * of 1.24 (benchmarks/README.md, 2026-11-26, session of 20:31 UTC). The kernel publishes what
- * completed after the last arrive of a run (`emitPublishPending`).
+ * A run of arrives: this tile's stores are done; its row lists the parts they complete, each with
+ * the part whose counter it counts on (its lead) and how many requirements: on a chunk's source,
+ * and a reduce-add's destination (which adds onto its own stores). Merged reduce-adds (the group's
+ * parts summed in one pass by its lead) share one destination, whose tile counts once for all of
+ * them, as many requirements as members: at 8 ranks sharing a device the owner's tiles made seven
+ * counts each, and the arrives cost fused one-shot gemm-rs 0.2 ms of 1.24 (benchmarks/README.md,
+ * 2026-11-26, session of 20:31 UTC). The kernel then publishes what completed (`emitPublishPending`).
  */
-export function emitArrive(w: WgslWriter, ctx: SignalContext, c: number, guard: readonly AffineRange[] | undefined): void {
-  const e = ctx.table.entries[c]!;
-  const { chunk } = e;
-  const first = ctx.table.parts[e.firstPart]!;
-  // Part p of a merged member counts on part p of the lead's chunk.
-  const leadBase = first.lead;
-  const mergedMember = leadBase !== e.firstPart;
-  const counted = chunk.kind === 'reduce-add' && !mergedMember ? `(rank == ${chunk.src}u || rank == ${chunk.dst}u)` : `rank == ${chunk.src}u`;
-  // The destination's count for the whole group: as many requirements as members.
-  const n = first.members.length > 1 ? `select(1u, ${first.members.length}u, rank == ${chunk.dst}u)` : '1u';
-  const count = (part: string) => `count_on_lead(${leadBase}u${part}, ${n});`;
-  w.line(`// arrive ${describe(ctx, c)}${mergedMember ? ` (merged: the destination counts at part ${leadBase}'s arrive)` : ''}`);
-  w.block(`if (${counted} && ${guardToWgsl(guard, ctx.name)})`, () => {
-    w.line('storageBarrier();');
-    if (!e.storeRows) return void w.line(`if (lid == 0u) { ${count('')} }`);
-    // The parts this tile's stored rows (and columns) meet: the arithmetic of partsStoredBy on the host.
-    const [lo, hi] = [chunk.region.lo[0]!, chunk.region.hi[0]!];
-    const start = affineToWgsl(e.storeRows.offset, ctx.name);
-    const cols = e.colParts > 1 ? e.storeCols : undefined;
-    w.block('if (lid == 0u)', () => {
-      w.line(`let r0 = max(${start}, ${lo});`);
-      w.line(`let r1 = min(${start} + ${e.storeRows!.extent}, ${hi});`);
-      if (!cols) {
-        w.line(`${rowPartLoop(e)} { ${count(' + u32(p)')} }`);
-        return;
-      }
-      const [c0, c1] = [chunk.region.lo[1]!, chunk.region.hi[1]!];
-      const colStart = affineToWgsl(cols.offset, ctx.name);
-      w.line(`let k0 = max(${colStart}, ${c0});`);
-      w.line(`let k1 = min(${colStart} + ${cols.extent}, ${c1});`);
-      w.block(rowPartLoop(e), () => {
-        w.line(`for (var q = (k0 - ${c0}) / ${e.partCols}; k0 < k1 && q <= (k1 - 1 - ${c0}) / ${e.partCols}; q++) { ${count(` + u32(p * ${e.colParts} + q)`)} }`);
+export function emitArrivePoint(w: WgslWriter, ctx: SignalContext, point: BarrierPoint, heading: (op: number) => void): void {
+  pointHeading(w, point, heading);
+  const e = point.entryWords;
+  w.block('', () => {
+    emitRow(w, point, 'arrive');
+    emitSlots(w, ctx, point, 'arrive');
+    w.line(`let arrive_end = arrive_at + ${e}u * arrive_count;`);
+    w.block('if (arrive_at < arrive_end)', () => {
+      w.line('storageBarrier();');
+      w.block('if (lid == 0u)', () => {
+        const holds = entryHolds(point, 'arrive', 'x', 2);
+        const count = 'count_on_lead(tables[x], tables[x + 1u]);';
+        w.line(`for (var x = arrive_at; x < arrive_end; x += ${e}u) { ${holds === 'true' ? count : `if (${holds}) { ${count} }`} }`);
       });
     });
   });
+  emitPublishCall(w);
 }
 
 export function emitPublishCall(w: WgslWriter): void {

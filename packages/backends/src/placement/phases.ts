@@ -19,7 +19,8 @@
  * rules, found by iteration; a plan whose rules have none (a cycle of waits) is rejected.
  */
 import { scheduleTable, type ChunkDecl, type Module } from '@syncopate/ir';
-import { alignChunks, arrivalTiles, useMeetsTile, type ChunkUse } from '@syncopate/passes';
+import { arrivalTiles, useMeetsTile, type ChunkUse } from '@syncopate/passes';
+import { alignedModule } from '../gpu-signal/alignment.js';
 import { forwards } from '../gpu-signal/chunk-table.js';
 
 /** How a chunk travels once ranks are placed on devices. */
@@ -77,8 +78,8 @@ export function chunkRoutes(module: Module, rankDevice: readonly number[]): Chun
   });
 }
 
-function rankTiles(module: Module, rank: number, index: ReadonlyMap<ChunkDecl, number>): RankTiles {
-  const alignment = alignChunks(module);
+function rankTiles(lowered: Module, rank: number, index: ReadonlyMap<ChunkDecl, number>): RankTiles {
+  const { module, alignment } = alignedModule(lowered);
   const order = scheduleTable(module.kernel.scheduler.order, module.kernel.grid, rank);
   const waitUses: ChunkUse[] = alignment.waits.filter((u) => u.chunk.dst === rank);
   const arrivalBoxes = module.chunks.flatMap((c) => {

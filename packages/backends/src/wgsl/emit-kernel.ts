@@ -22,14 +22,12 @@ import {
   type StoreOp,
   type TileValue,
   type Value,
-  type WaitOp,
 } from '@syncopate/ir';
 import { controlLayout } from '../control.js';
 import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
-import { chunkTable, siteRows, type ChunkTable, type PartShape, type StoreRows } from '../gpu-signal/chunk-table.js';
-import { alignChunks } from '@syncopate/passes';
-import { chunkDescriptors } from '../gpu-signal/descriptors.js';
-import { emitArrive, emitPublishCall, emitSignalFunctions, emitTokenWorkgroups, emitWait, emitWaitGroup, partsSeenDeclaration, remembersParts, type SignalContext, type WaitSite } from '../gpu-signal/emit-signal.js';
+import { chunkTable, type ChunkTable, type PartShape } from '../gpu-signal/chunk-table.js';
+import { emitArrivePoint, emitSignalFunctions, emitTokenWorkgroups, emitWaitPoint, partsSeenDeclaration, remembersParts, type SignalContext } from '../gpu-signal/emit-signal.js';
+import { barrierPoints, type BarrierPoint } from '../gpu-signal/barrier-table.js';
 import { deviceView, singleDeviceView, type DeviceView } from '../placement/device-view.js';
 import { chunkRoutes, PhaseError, planPhases, type PhasePlan } from '../placement/phases.js';
 import { kernelTables, type KernelTables } from './tables.js';
@@ -88,14 +86,6 @@ function mapExpr(fn: MapFn, args: string[], t: string): string {
 
 const ZERO: AffineExpr = { constant: 0, terms: [] };
 
-/** Op `i` of `ops` is a wait beside another: one of a run that shares one spin inside a loop. */
-const inWaitRun = (ops: readonly Op[], i: number): boolean => ops[i]?.op === 'wait' && (ops[i - 1]?.op === 'wait' || ops[i + 1]?.op === 'wait');
-
-/** Whether some loop in `ops` holds a run of waits (emitWaitGroup's, which remember the parts they saw). */
-function hasWaitGroup(ops: readonly Op[], inLoop = false): boolean {
-  return ops.some((op, i) => (inLoop && inWaitRun(ops, i)) || (op.op === 'for' && hasWaitGroup(op.body, true)));
-}
-
 function countUses(ops: readonly Op[], uses = new Map<number, number>()): Map<number, number> {
   const use = (v: Value | undefined) => v && uses.set(v.id, (uses.get(v.id) ?? 0) + 1);
   for (const op of ops) {
@@ -136,8 +126,9 @@ class KernelEmitter {
   private readonly uses: Map<number, number>;
   private readonly t: ThreadLayout;
   private readonly tensors: Map<string, TensorBinding>;
-  private readonly chunkIndex: Map<number, number>;
   private readonly signal: SignalContext;
+  /** Runs of waits and arrives, by their first op. */
+  private readonly points: Map<Op, BarrierPoint>;
   /** The subgroup-matrix path, when the layout chose it. */
   private readonly sgm: SubgroupMatrixEmitter | undefined;
   /** The values program ids and constant-bounded loop variables take (static-bounds.ts). */
@@ -154,22 +145,24 @@ class KernelEmitter {
     private readonly tables: KernelTables,
     private readonly options: CodegenOptions,
     private readonly views: readonly Vec4View[] = [],
+    points: readonly BarrierPoint[] = [],
   ) {
     this.uses = countUses(module.kernel.body);
     this.ranges = valueRanges(module);
     this.sgm = layout.matrix && new SubgroupMatrixEmitter(this.w, layout.matrix);
     this.t = layout.threads;
     this.tensors = new Map(tensors.map((t) => [t.name, t]));
-    this.chunkIndex = new Map(module.chunks.map((c, i) => [c.value.id, i]));
+    this.points = new Map(points.map((p) => [p.ops[0]!, p]));
     this.signal = {
       module,
       table,
-      descriptors: chunkDescriptors(table, view.need, (name) => this.tensors.get(name)!.binding),
       chunksAt: tables.chunksAt,
       tensors: this.tensors,
       name: (id) => this.name(id),
       unpublished: new Set(options.unpublished ?? []),
       workgroupSize: this.t.tx * this.t.ty,
+      points,
+      pointsAt: tables.pointsAt,
     };
   }
 
@@ -272,7 +265,9 @@ class KernelEmitter {
       w.line('if (position >= tables[row + 4u + 2u * local_rank]) { return; }');
       w.line('let rank = tables[LOCAL_RANKS_AT + local_rank];');
       w.line('let slot = ((rank * TILES) + tables[row + 3u + 2u * local_rank] + position) * GRID_RANK;');
-      if (remembersParts(this.table) && hasWaitGroup(this.module.kernel.body)) w.line(partsSeenDeclaration(this.table.parts.length));
+      const points = [...this.points.values()];
+      if (points.length > 0) w.line('let tile_row = local_rank * TILES + tables[row + 3u + 2u * local_rank] + position; // its rows of the wait and arrive tables');
+      if (remembersParts(this.table) && points.some((p) => p.kind === 'wait' && p.inLoop)) w.line(partsSeenDeclaration(this.table.parts.length));
       this.block(this.module.kernel.body);
     });
     return w.toString();
@@ -369,12 +364,12 @@ class KernelEmitter {
 
   private block(ops: readonly Op[]): void {
     ops.forEach((op, i) => {
-      // Inside a loop, a run of waits shares one spin (emitWaitGroup), emitted at its first wait.
-      if (op.op === 'wait' && this.loopDepth > 0 && inWaitRun(ops, i)) {
-        if (ops[i - 1]?.op === 'wait') return;
-        const run: WaitOp[] = [];
-        for (let j = i; ops[j]?.op === 'wait'; j++) run.push(ops[j] as WaitOp);
-        return emitWaitGroup(this.w, this.signal, run.map((wait) => this.waitSite(wait)), (k) => this.opComment(run[k]!));
+      // A run of waits (or arrives) is one loop over the tile's row of a table, emitted at its first op.
+      if (op.op === 'wait' || op.op === 'arrive') {
+        const point = this.points.get(op);
+        if (!point) return;
+        const emit = point.kind === 'wait' ? emitWaitPoint : emitArrivePoint;
+        return emit(this.w, this.signal, point, (k) => this.opComment(point.ops[k]!));
       }
       const sharedLoad = (o: Op | undefined) => o?.op === 'load' && this.layout.shared.has(o.result.id);
       this.opComment(op, sharedLoad(op) ? 'staged' : undefined);
@@ -382,8 +377,6 @@ class KernelEmitter {
       if (sharedLoad(op) && !sharedLoad(ops[i - 1])) this.w.line('workgroupBarrier();');
       this.op(op);
       if (sharedLoad(op) && !sharedLoad(ops[i + 1])) this.w.line('workgroupBarrier();');
-      // Chunks completed by a run of arrives are published right after it.
-      if (op.op === 'arrive' && ops[i + 1]?.op !== 'arrive') emitPublishCall(this.w);
     });
   }
 
@@ -464,9 +457,8 @@ class KernelEmitter {
       case 'yield':
         return; // the loop emitter assigns the carried values
       case 'wait':
-        return emitWait(w, this.signal, this.waitSite(op));
       case 'arrive':
-        return emitArrive(w, this.signal, this.chunkIndex.get(op.chunk.id)!, op.guard);
+        return; // block() emits runs of them (barrier points)
       case 'reduce':
         return this.reduce(op);
     }
@@ -750,17 +742,6 @@ class KernelEmitter {
     return Math.ceil(this.elements(load) / (this.t.tx * this.t.ty));
   }
 
-  private waitSite(wait: WaitOp): WaitSite {
-    return { chunk: this.chunkIndex.get(wait.chunk.id)!, guard: wait.guard, rows: this.readRows(wait.chunk.id) };
-  }
-
-  /** The rows a tile reads of a chunk's tensor, from the loads that wait for it (see `siteRows`). */
-  private readRows(chunkId: number): StoreRows | undefined {
-    const waits = alignChunks(this.module).waits.filter((u) => u.chunk.value.id === chunkId);
-    // Waits run on the chunk's destination rank only.
-    return waits.length === 0 ? undefined : siteRows(this.module, waits.map((u) => u.site), 0, waits[0]!.chunk.dst);
-  }
-
   /** Fetches the staged loads' elements this thread copies into `pf_*` registers (declaring them first). */
   private prefetch(staged: readonly LoadOp[], substitute: ReadonlyMap<number, string>, declare = true): void {
     const w = this.w;
@@ -799,9 +780,10 @@ function tensorBindings(module: Module): TensorBinding[] {
 
 function emitForView(module: Module, layout: KernelLayout, table: ChunkTable, view: DeviceView, options: CodegenOptions): FusedKernel {
   const tensors = tensorBindings(module);
-  const tables = kernelTables(module, table, view, (name) => tensors.find((t) => t.name === name)!.binding);
+  const points = barrierPoints(module);
+  const tables = kernelTables(module, table, view, (name) => tensors.find((t) => t.name === name)!.binding, points);
   const views = vec4Views(module, layout, table, tensors, tensors.length + 2);
-  const wgsl = new KernelEmitter(module, layout, table, tensors, view, tables, options, views).emit();
+  const wgsl = new KernelEmitter(module, layout, table, tensors, view, tables, options, views, points).emit();
   return {
     wgsl,
     entryPoint: 'main',

@@ -5,11 +5,13 @@
  *   one row per phase: first ticket, token count, where its tokens are, then per local rank the
  *   start and count of its range of positions,
  *   the token lists,
- *   the chunk part descriptors (gpu-signal/descriptors.ts).
+ *   the chunk part descriptors (gpu-signal/descriptors.ts),
+ *   the rows of the waits and arrives (gpu-signal/barrier-table.ts).
  * A workgroup finds its phase from its ticket: tickets run on across phases, and each phase's
  * dispatch is padded to whole rows of workgroups that its row accounts for.
  */
 import { scheduleTable, type Module } from '@syncopate/ir';
+import { appendBarrierRows, type BarrierPoint } from '../gpu-signal/barrier-table.js';
 import type { ChunkTable } from '../gpu-signal/chunk-table.js';
 import { chunkDescriptors } from '../gpu-signal/descriptors.js';
 import type { DeviceView } from '../placement/device-view.js';
@@ -22,6 +24,8 @@ export interface KernelTables {
   readonly phasesAt: number;
   readonly phaseWords: number;
   readonly chunksAt: number;
+  /** Where each barrier point's rows start. */
+  readonly pointsAt: readonly number[];
   /** Per phase: workgroups to dispatch as [x, y]; [0, 0] for a phase with nothing to do. */
   readonly dispatches: readonly (readonly [number, number])[];
 }
@@ -38,14 +42,14 @@ function append(words: number[], items: readonly number[]): void {
   for (const x of items) words.push(x);
 }
 
-export function kernelTables(module: Module, table: ChunkTable, view: DeviceView, tensorIndex: (name: string) => number): KernelTables {
+export function kernelTables(module: Module, table: ChunkTable, view: DeviceView, tensorIndex: (name: string) => number, points: readonly BarrierPoint[] = []): KernelTables {
   const grid = module.kernel.grid;
   const tiles = grid.reduce((a, b) => a * b, 1);
   const words: number[] = new Array<number>(module.ranks * tiles * grid.length);
+  const orders: number[][][] = [];
   for (let r = 0; r < module.ranks; r++) {
-    scheduleTable(module.kernel.scheduler.order, grid, r).forEach((tile, position) =>
-      tile.forEach((x, axis) => (words[(r * tiles + position) * grid.length + axis] = x)),
-    );
+    orders.push(scheduleTable(module.kernel.scheduler.order, grid, r));
+    orders[r]!.forEach((tile, position) => tile.forEach((x, axis) => (words[(r * tiles + position) * grid.length + axis] = x)));
   }
   const localRanksAt = words.length;
   append(words, view.ranks);
@@ -65,5 +69,6 @@ export function kernelTables(module: Module, table: ChunkTable, view: DeviceView
   for (const phase of view.phases) append(words, phase.tokens);
   const chunksAt = words.length;
   append(words, chunkDescriptors(table, view.need, tensorIndex).words);
-  return { data: Uint32Array.from(words), localRanksAt, phasesAt, phaseWords, chunksAt, dispatches };
+  const pointsAt = appendBarrierRows(words, module, table, points, { ranks: view.ranks, orders });
+  return { data: Uint32Array.from(words), localRanksAt, phasesAt, phaseWords, chunksAt, pointsAt, dispatches };
 }

@@ -44,6 +44,7 @@ const PARTS_AT: u32 = 43u;
 const DESCRIPTOR_WORDS: u32 = 21u;
 const NO_LOCK: u32 = 4294967295u;
 const NONE: u32 = 0xffffffffu;
+const WAITS_0: u32 = 85u;
 
 // Parts this workgroup completed and has yet to publish.
 var<workgroup> wg_pending: array<u32, 4>; // the count is wg.pending_count
@@ -214,6 +215,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   if (position >= tables[row + 4u + 2u * local_rank]) { return; }
   let rank = tables[LOCAL_RANKS_AT + local_rank];
   let slot = ((rank * TILES) + tables[row + 3u + 2u * local_rank] + position) * GRID_RANK;
+  let tile_row = local_rank * TILES + tables[row + 3u + 2u * local_rank] + position; // its rows of the wait and arrive tables
   // %pm = program_id 0
   let v_pm = i32(tables[slot + 0u]);
   // %pn = program_id 1
@@ -221,36 +223,26 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id)
   // %acc = constant 0 : tile<32x32xf32>
   var v_acc: array<subgroup_matrix_result<f32, 16, 16>, 4>;
   // wait %c0 when %pm in [0, 2)
-  // wait %c0: @A[0:64, 0:64] rank 0 -> rank 1, step 0 (copy)
-  if (rank == 1u && (v_pm >= 0 && v_pm < 2)) {
-    workgroupBarrier();
-    if (lid == 0u) {
-      var ok = 1u;
-      let r0 = max(32 * v_pm, 0);
-      let r1 = min(32 * v_pm + 32, 64);
-      for (var p = (r0 - 0) / 64; r0 < r1 && p <= (r1 - 1 - 0) / 64; p++) {
-        if (spin_flag(0u + u32(p), 0u, rank) == 0u) { ok = 0u; break; }
-      }
-      wg.u = ok;
-    }
-    if (workgroupUniformLoad(&wg.u) == 0u) { return; }
-    storageBarrier();
-  }
   // wait %c1 when %pm in [2, 4)
-  // wait %c1: @A[64:128, 0:64] rank 1 -> rank 0, step 0 (copy)
-  if (rank == 0u && (v_pm >= 2 && v_pm < 4)) {
-    workgroupBarrier();
-    if (lid == 0u) {
-      var ok = 1u;
-      let r0 = max(32 * v_pm, 64);
-      let r1 = min(32 * v_pm + 32, 128);
-      for (var p = (r0 - 64) / 64; r0 < r1 && p <= (r1 - 1 - 64) / 64; p++) {
-        if (spin_flag(1u + u32(p), 1u, rank) == 0u) { ok = 0u; break; }
+  // This tile's waits: row tile_row at WAITS_0 (gpu-signal/barrier-table.ts), entries [chunk, first part, end part)
+  {
+    let wait_row = WAITS_0 + 2u * tile_row;
+    let wait_at = tables[wait_row];
+    let wait_count = tables[wait_row + 1u];
+    let wait_end = wait_at + 3u * wait_count;
+    if (wait_at < wait_end) {
+      workgroupBarrier();
+      if (lid == 0u) {
+        var ok = 1u;
+        for (var x = wait_at; ok == 1u && x < wait_end; x += 3u) {
+          let wait = vec3u(tables[x], tables[x + 1u], tables[x + 2u]);
+          for (var part = wait.y; part < wait.z; part++) { if (spin_flag(part, wait.x, rank) == 0u) { ok = 0u; break; } }
+        }
+        wg.u = ok;
       }
-      wg.u = ok;
+      if (workgroupUniformLoad(&wg.u) == 0u) { return; }
+      storageBarrier();
     }
-    if (workgroupUniformLoad(&wg.u) == 0u) { return; }
-    storageBarrier();
   }
   // %acc_out = for %k = 0 to 64 step 16 iter(%acc_it = %acc) -> (tile<32x32xf32>)
   var v_acc_it = v_acc;
