@@ -18,7 +18,7 @@ import { affineToWgsl } from '../wgsl/affine.js';
 import { CONTROL, controlLayout } from '../control.js';
 import type { TensorBinding } from '../fused-kernel.js';
 import { identifier, wholeWords, type WgslWriter } from '../wgsl/writer.js';
-import type { BarrierPoint } from './barrier-table.js';
+import { maskWords, type BarrierPoint } from './barrier-table.js';
 import type { ChunkTable } from './chunk-table.js';
 import { DESCRIPTOR_WORDS, FIELD, MAX_DIMS, NO_LOCK } from './descriptors.js';
 
@@ -36,6 +36,7 @@ export interface SignalContext {
   /** The kernel's runs of waits and arrives (barrier-table.ts), and where each one's rows start in the tables buffer. */
   readonly points: readonly BarrierPoint[];
   readonly pointsAt: readonly number[];
+  readonly pointBitsAt: readonly number[];
 }
 
 const field = (name: keyof typeof FIELD, offset = 0) => `tables[d + ${FIELD[name] + offset}u]`;
@@ -52,7 +53,10 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   w.line(`const DESCRIPTOR_WORDS: u32 = ${DESCRIPTOR_WORDS}u;`);
   w.line(`const NO_LOCK: u32 = ${NO_LOCK}u;`);
   w.line('const NONE: u32 = 0xffffffffu;');
-  for (const p of ctx.points) w.line(`const ${pointBase(p)}: u32 = ${ctx.pointsAt[p.index]}u;`);
+  for (const p of ctx.points) {
+    w.line(`const ${pointBase(p)}: u32 = ${ctx.pointsAt[p.index]}u;`);
+    if (p.loop) w.line(`const ${pointBase(p)}_BITS: u32 = ${ctx.pointBitsAt[p.index]}u;`);
+  }
   w.line();
   w.line('// Parts this workgroup completed and has yet to publish.');
   w.line(`var<workgroup> wg_pending: array<u32, ${wholeWords(ctx.table.maxPending, 4)}>; // the count is wg.pending_count`);
@@ -331,7 +335,9 @@ function pointHeading(w: WgslWriter, point: BarrierPoint, heading: (op: number) 
   if (more > 0) w.line(`// ... and ${more} more ${point.kind}s, to %${point.ops[point.ops.length - 1]!.chunk.name}`);
   const what = point.kind === 'wait' ? '[chunk, first part, end part)' : '[lead part, requirements]';
   const conditions = point.conditions > 0 ? `, then ${point.conditions} x [slot, lo, hi) of the loop-dependent guard` : '';
-  w.line(`// This tile's ${point.kind}s: row tile_row at ${pointBase(point)} (gpu-signal/barrier-table.ts), entries ${what}${conditions}`);
+  const iv = point.ops[0]!.guard?.flatMap((g) => g.expr.terms).find((t) => t.value.id === point.loop?.iv)?.value.name;
+  const row = point.loop ? `row (tile_row, iteration of %${iv ?? 'the loop'}) at ${pointBase(point)}` : `row tile_row at ${pointBase(point)}`;
+  w.line(`// This tile's ${point.kind}s: ${row} (gpu-signal/barrier-table.ts), entries ${what}${conditions}`);
 }
 
 /** The row of `point` for this tile: `<prefix>_at`, the first word of its entries, and `<prefix>_count`. */
@@ -339,6 +345,52 @@ function emitRow(w: WgslWriter, point: BarrierPoint, prefix: string): void {
   w.line(`let ${prefix}_row = ${pointBase(point)} + 2u * tile_row;`);
   w.line(`let ${prefix}_at = tables[${prefix}_row];`);
   w.line(`let ${prefix}_count = tables[${prefix}_row + 1u];`);
+}
+
+/** Loops of at most this many iterations keep the bits of their iterations with entries in registers. */
+const BITS_IN_REGISTERS = 64;
+
+/** The name of word `k` of the bits of loop `iv`'s iterations where this tile has entries. */
+const loopBits = (ctx: SignalContext, iv: number, k: number) => `bits_${ctx.name(iv)}_${k}`;
+
+/**
+ * Before a loop that points indexed by its iterations sit in (and has at most BITS_IN_REGISTERS
+ * iterations): the iterations where this tile has entries at any of them, a bit each, read once.
+ */
+export function emitLoopBits(w: WgslWriter, ctx: SignalContext, iv: number): void {
+  const points = ctx.points.filter((p) => p.loop?.iv === iv);
+  if (points.length === 0 || points[0]!.loop!.iterations > BITS_IN_REGISTERS) return;
+  const words = maskWords(points[0]!);
+  w.line(`// The iterations of this loop where this tile waits or arrives, a bit each (${points.map(pointBase).join(', ')})`);
+  for (let k = 0; k < words; k++) {
+    w.line(`let ${loopBits(ctx, iv, k)} = ${points.map((p) => `tables[${pointBase(p)}_BITS + ${words}u * tile_row + ${k}u]`).join(' | ')};`);
+  }
+}
+
+/**
+ * A point indexed by its loop's iterations: unless this iteration's bit is set, a test of a register
+ * (or, past BITS_IN_REGISTERS iterations, one word of the table); then `body` on the entries of
+ * this tile and iteration (`<prefix>_at`, `<prefix>_count`).
+ */
+function emitIteration(w: WgslWriter, ctx: SignalContext, point: BarrierPoint, prefix: string, body: () => void): void {
+  const loop = point.loop!;
+  const iv = ctx.name(loop.iv);
+  const offset = loop.lower === 0 ? iv : `(${iv} - ${loop.lower})`;
+  const it = `${prefix}_iteration`;
+  w.line(`let ${it} = u32(${loop.step === 1 ? offset : `${offset} / ${loop.step}`});`);
+  const words = maskWords(point);
+  const word =
+    loop.iterations > BITS_IN_REGISTERS
+      ? `tables[${pointBase(point)}_BITS + ${words}u * tile_row + ${it} / 32u]`
+      : words === 1
+        ? loopBits(ctx, loop.iv, 0)
+        : `select(${loopBits(ctx, loop.iv, 0)}, ${loopBits(ctx, loop.iv, 1)}, ${it} >= 32u)`;
+  w.block(`if (((${word} >> (${it} & 31u)) & 1u) != 0u)`, () => {
+    w.line(`let ${prefix}_row = ${pointBase(point)} + 2u * (tile_row * ${loop.iterations}u + ${it});`);
+    w.line(`let ${prefix}_at = tables[${prefix}_row];`);
+    w.line(`let ${prefix}_count = tables[${prefix}_row + 1u];`);
+    body();
+  });
 }
 
 /** The slots' values (the guards' parts in loop variables), computed once per point. */
@@ -385,9 +437,9 @@ export function emitWaitPoint(w: WgslWriter, ctx: SignalContext, point: BarrierP
     w.line(`for (var part = wait.y; ${also}part < wait.z; part++) { if (spin_flag(part, wait.x, rank) == 0u) { ok = 0u; break; } }`);
   };
   w.block('', () => {
-    emitRow(w, point, 'wait');
-    emitSlots(w, ctx, point, 'wait');
     if (!point.inLoop) {
+      emitRow(w, point, 'wait');
+      emitSlots(w, ctx, point, 'wait');
       w.line(`let wait_end = wait_at + ${e}u * wait_count;`);
       w.block('if (wait_at < wait_end)', () =>
         emitJoinedSpin(w, () =>
@@ -402,33 +454,44 @@ export function emitWaitPoint(w: WgslWriter, ctx: SignalContext, point: BarrierP
     }
     const remember = remembersParts(ctx.table);
     const entry = (i: string) => `wait_at + (wait_base + ${i}) * ${e}u`;
-    w.block(`for (var wait_base = 0u; wait_base < wait_count; wait_base += ${WAITS_PER_GROUP}u)`, () => {
-      w.line('var wait_need = 0u;');
-      w.block(`for (var i = 0u; i < min(wait_count - wait_base, ${WAITS_PER_GROUP}u); i++)`, () => {
-        w.line(`let x = ${entry('i')};`);
-        w.line(`if (${entryHolds(point, 'wait', 'x', 3)}) { wait_need |= 1u << i; }`);
-      });
-      if (remember) {
-        w.block('for (var bits = wait_need; bits != 0u; bits &= bits - 1u)', () => {
-          w.line('let i = countTrailingZeros(bits);');
-          w.line(`let x = ${entry('i')};`);
-          w.line('var seen = true;');
-          w.line('for (var p = tables[x + 1u]; seen && p < tables[x + 2u]; p++) { seen = (parts_seen[p / 32u] & (1u << (p % 32u))) != 0u; }');
-          w.line('if (seen) { wait_need &= ~(1u << i); }');
-        });
-      }
-      w.block('if (wait_need != 0u)', () => {
-        emitJoinedSpin(w, () => {
-          w.block('for (var bits = wait_need; ok == 1u && bits != 0u; bits &= bits - 1u)', () => {
-            w.line(`let x = ${entry('countTrailingZeros(bits)')};`);
-            spin('x');
+    const entries = () =>
+      w.block(`for (var wait_base = 0u; wait_base < wait_count; wait_base += ${WAITS_PER_GROUP}u)`, () => {
+        w.line(`let wait_n = min(wait_count - wait_base, ${WAITS_PER_GROUP}u);`);
+        const holds = entryHolds(point, 'wait', 'x', 3);
+        if (holds === 'true') {
+          w.line(`var wait_need = select((1u << wait_n) - 1u, 0xffffffffu, wait_n == ${WAITS_PER_GROUP}u);`);
+        } else {
+          w.line('var wait_need = 0u;');
+          w.block('for (var i = 0u; i < wait_n; i++)', () => {
+            w.line(`let x = ${entry('i')};`);
+            w.line(`if (${holds}) { wait_need |= 1u << i; }`);
           });
-        });
-        if (remember) {
-          w.line(`for (var bits = wait_need; bits != 0u; bits &= bits - 1u) { let x = ${entry('countTrailingZeros(bits)')}; for (var p = tables[x + 1u]; p < tables[x + 2u]; p++) { parts_seen[p / 32u] |= 1u << (p % 32u); } }`);
         }
+        if (remember) {
+          w.block('for (var bits = wait_need; bits != 0u; bits &= bits - 1u)', () => {
+            w.line('let i = countTrailingZeros(bits);');
+            w.line(`let x = ${entry('i')};`);
+            w.line('var seen = true;');
+            w.line('for (var p = tables[x + 1u]; seen && p < tables[x + 2u]; p++) { seen = (parts_seen[p / 32u] & (1u << (p % 32u))) != 0u; }');
+            w.line('if (seen) { wait_need &= ~(1u << i); }');
+          });
+        }
+        w.block('if (wait_need != 0u)', () => {
+          emitJoinedSpin(w, () => {
+            w.block('for (var bits = wait_need; ok == 1u && bits != 0u; bits &= bits - 1u)', () => {
+              w.line(`let x = ${entry('countTrailingZeros(bits)')};`);
+              spin('x');
+            });
+          });
+          if (remember) {
+            w.line(`for (var bits = wait_need; bits != 0u; bits &= bits - 1u) { let x = ${entry('countTrailingZeros(bits)')}; for (var p = tables[x + 1u]; p < tables[x + 2u]; p++) { parts_seen[p / 32u] |= 1u << (p % 32u); } }`);
+          }
+        });
       });
-    });
+    if (point.loop) return emitIteration(w, ctx, point, 'wait', entries);
+    emitRow(w, point, 'wait');
+    emitSlots(w, ctx, point, 'wait');
+    entries();
   });
 }
 
@@ -455,18 +518,20 @@ export function partsSeenDeclaration(parts: number): string {
 export function emitArrivePoint(w: WgslWriter, ctx: SignalContext, point: BarrierPoint, heading: (op: number) => void): void {
   pointHeading(w, point, heading);
   const e = point.entryWords;
-  w.block('', () => {
-    emitRow(w, point, 'arrive');
-    emitSlots(w, ctx, point, 'arrive');
-    w.line(`let arrive_end = arrive_at + ${e}u * arrive_count;`);
-    w.block('if (arrive_at < arrive_end)', () => {
+  const holds = entryHolds(point, 'arrive', 'x', 2);
+  const count = 'count_on_lead(tables[x], tables[x + 1u]);';
+  const entries = () =>
+    w.block('if (arrive_count > 0u)', () => {
       w.line('storageBarrier();');
       w.block('if (lid == 0u)', () => {
-        const holds = entryHolds(point, 'arrive', 'x', 2);
-        const count = 'count_on_lead(tables[x], tables[x + 1u]);';
-        w.line(`for (var x = arrive_at; x < arrive_end; x += ${e}u) { ${holds === 'true' ? count : `if (${holds}) { ${count} }`} }`);
+        w.line(`for (var x = arrive_at; x < arrive_at + ${e}u * arrive_count; x += ${e}u) { ${holds === 'true' ? count : `if (${holds}) { ${count} }`} }`);
       });
     });
+  w.block('', () => {
+    if (point.loop) return emitIteration(w, ctx, point, 'arrive', entries);
+    emitRow(w, point, 'arrive');
+    emitSlots(w, ctx, point, 'arrive');
+    entries();
   });
   emitPublishCall(w);
 }

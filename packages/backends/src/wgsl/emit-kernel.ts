@@ -26,7 +26,7 @@ import {
 import { controlLayout } from '../control.js';
 import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
 import { chunkTable, type ChunkTable, type PartShape } from '../gpu-signal/chunk-table.js';
-import { emitArrivePoint, emitSignalFunctions, emitTokenWorkgroups, emitWaitPoint, partsSeenDeclaration, remembersParts, type SignalContext } from '../gpu-signal/emit-signal.js';
+import { emitArrivePoint, emitLoopBits, emitSignalFunctions, emitTokenWorkgroups, emitWaitPoint, partsSeenDeclaration, remembersParts, type SignalContext } from '../gpu-signal/emit-signal.js';
 import { barrierPoints, type BarrierPoint } from '../gpu-signal/barrier-table.js';
 import { deviceView, singleDeviceView, type DeviceView } from '../placement/device-view.js';
 import { chunkRoutes, PhaseError, planPhases, type PhasePlan } from '../placement/phases.js';
@@ -59,6 +59,12 @@ export interface CodegenOptions {
   readonly partShape?: PartShape;
   /** How peer-copy chunks are put in phases (placement/phases.ts): `overlap` (default) or the `sequential` baseline. */
   readonly phasing?: 'overlap' | 'sequential';
+  /**
+   * Waits inside a loop whose guards name only its variable: rows per tile and iteration of the loop
+   * (true, the default, where the loop's bounds are constants), or rows per tile whose entries keep
+   * their loop condition, checked in the kernel (false). See gpu-signal/barrier-table.ts.
+   */
+  readonly loopRows?: boolean;
 }
 
 const UNARY: Record<string, (a: string, t: string) => string> = {
@@ -163,6 +169,7 @@ class KernelEmitter {
       workgroupSize: this.t.tx * this.t.ty,
       points,
       pointsAt: tables.pointsAt,
+      pointBitsAt: tables.pointBitsAt,
     };
   }
 
@@ -669,6 +676,7 @@ class KernelEmitter {
     const nextRange = all && { ...all, first: Math.min(all.first + op.step, all.last) };
     const sgmLoop = this.sgm && staged.length > 0 ? this.sgm.loopBefore(staged.map((l) => this.stagedTile(l, new Map([[op.inductionVar.id, this.affine(op.lower)]]), firstRange && [op.inductionVar.id, firstRange]))) : undefined;
     if (staged.length > 0 && sgmLoop === undefined) this.prefetch(staged, new Map([[op.inductionVar.id, this.affine(op.lower)]]));
+    emitLoopBits(w, this.signal, op.inductionVar.id);
     w.block(`for (var ${iv}: i32 = ${this.affine(op.lower)}; ${iv} < ${this.affine(op.upper)}; ${iv} += ${op.step})`, () => {
       if (sgmLoop !== undefined) {
         staged.forEach((l) => this.alias(l.result.id, identifier('sh_', l.result.name)));
@@ -780,7 +788,7 @@ function tensorBindings(module: Module): TensorBinding[] {
 
 function emitForView(module: Module, layout: KernelLayout, table: ChunkTable, view: DeviceView, options: CodegenOptions): FusedKernel {
   const tensors = tensorBindings(module);
-  const points = barrierPoints(module);
+  const points = barrierPoints(module, options.loopRows === false ? Infinity : view.ranks.length * module.kernel.grid.reduce((a, b) => a * b, 1));
   const tables = kernelTables(module, table, view, (name) => tensors.find((t) => t.name === name)!.binding, points);
   const views = vec4Views(module, layout, table, tensors, tensors.length + 2);
   const wgsl = new KernelEmitter(module, layout, table, tensors, view, tables, options, views, points).emit();

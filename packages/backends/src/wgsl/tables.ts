@@ -24,8 +24,9 @@ export interface KernelTables {
   readonly phasesAt: number;
   readonly phaseWords: number;
   readonly chunksAt: number;
-  /** Where each barrier point's rows start. */
+  /** Where each barrier point's rows start, and its iteration bits (points indexed by a loop's iterations). */
   readonly pointsAt: readonly number[];
+  readonly pointBitsAt: readonly number[];
   /** Per phase: workgroups to dispatch as [x, y]; [0, 0] for a phase with nothing to do. */
   readonly dispatches: readonly (readonly [number, number])[];
 }
@@ -69,6 +70,6 @@ export function kernelTables(module: Module, table: ChunkTable, view: DeviceView
   for (const phase of view.phases) append(words, phase.tokens);
   const chunksAt = words.length;
   append(words, chunkDescriptors(table, view.need, tensorIndex).words);
-  const pointsAt = appendBarrierRows(words, module, table, points, { ranks: view.ranks, orders });
-  return { data: Uint32Array.from(words), localRanksAt, phasesAt, phaseWords, chunksAt, pointsAt, dispatches };
+  const { bases: pointsAt, bits: pointBitsAt } = appendBarrierRows(words, module, table, points, { ranks: view.ranks, orders });
+  return { data: Uint32Array.from(words), localRanksAt, phasesAt, phaseWords, chunksAt, pointsAt, pointBitsAt, dispatches };
 }
