@@ -172,49 +172,63 @@ function partCut(chunk: ChunkDecl, partElements: number, tile?: { rows: StoreRow
  * tensors keep them. A one-shot all-reduce rewrites regions but never reads them again.
  */
 function rereadTensors(chunks: readonly ChunkDecl[]): Set<string> {
-  // The chunks that read each (tensor, rank), by rows: looked up per chunk, not a pass over all chunks each.
+  // The chunks that read each (tensor, rank), indexed: looked up per chunk, not a pass over all chunks each.
   const pairs = chunks.flatMap((a) => (a.kind === 'reduce-add' && a.dst !== a.src ? [[a, a.src], [a, a.dst]] as const : [[a, a.src]] as const));
   const readers = new Map([...groupBy(pairs, ([a, rank]) => `${a.tensor}/${rank}`)].map(([k, list]) => [k, new RowIndex(list.map(([a]) => a))]));
   const tensors = new Set<string>();
   for (const b of chunks) {
     if (tensors.has(b.tensor)) continue;
-    const read = readers.get(`${b.tensor}/${b.dst}`)?.meeting(b.region) ?? [];
+    const index = readers.get(`${b.tensor}/${b.dst}`);
+    // Only a chunk read both before and after it can be reread: most are not, and need no search.
+    if (!index || index.firstStep >= b.step || index.lastStep <= b.step) continue;
+    const read = index.meeting(b.region);
     if (read.some((a) => a.step < b.step) && read.some((c) => c.step > b.step)) tensors.add(b.tensor);
   }
   return tensors;
 }
 
 /**
- * Chunks by their first row, to find those whose regions meet a box without a pass over all of them:
- * a chunk plan at 64 ranks has thousands of chunks, and a pass per chunk over those of a rank made
- * `chunkTable` the bulk of ag-gemm's emission there.
+ * Chunks sorted along one axis, to find those whose regions meet a box without a pass over all of
+ * them: a chunk plan at 64 ranks has thousands of chunks, and a pass per chunk over those of a rank
+ * made `chunkTable` the bulk of the emission there. The axis is the one where the chunks start at
+ * the most places (rows for a gather's shards, columns for gemv-ar's slabs).
  */
 class RowIndex {
   private readonly sorted: readonly ChunkDecl[];
-  private readonly tallest: number;
+  private readonly axis: number;
+  private readonly longest: number;
+  /** The earliest and latest steps of the chunks. */
+  readonly firstStep: number;
+  readonly lastStep: number;
 
   constructor(chunks: readonly ChunkDecl[]) {
-    this.sorted = [...chunks].sort((a, b) => a.region.lo[0]! - b.region.lo[0]!);
-    this.tallest = Math.max(0, ...chunks.map((c) => c.region.hi[0]! - c.region.lo[0]!));
+    const axes = chunks[0]?.region.lo.length ?? 0;
+    const starts = (axis: number) => new Set(chunks.map((c) => c.region.lo[axis])).size;
+    this.axis = [...Array(axes).keys()].reduce((best, axis) => (starts(axis) > starts(best) ? axis : best), 0);
+    const lo = (c: ChunkDecl) => c.region.lo[this.axis] ?? 0;
+    this.sorted = [...chunks].sort((a, b) => lo(a) - lo(b));
+    this.longest = Math.max(0, ...chunks.map((c) => (c.region.hi[this.axis] ?? 1) - lo(c)));
+    this.firstStep = Math.min(...chunks.map((c) => c.step));
+    this.lastStep = Math.max(...chunks.map((c) => c.step));
   }
 
-  /** The chunks whose regions meet `box`, by first row. */
+  /** The chunks whose regions meet `box`, in the order of their start along the axis. */
   meeting(box: Box): ChunkDecl[] {
-    // A chunk meets box's rows only if it starts after box.lo − tallest and before box.hi.
-    const from = this.firstAt(box.lo[0]! - this.tallest + 1);
+    const [lo, hi] = [box.lo[this.axis] ?? 0, box.hi[this.axis] ?? 1];
+    // A chunk meets box along the axis only if it starts after lo − longest and before hi.
     const out: ChunkDecl[] = [];
-    for (let i = from; i < this.sorted.length && this.sorted[i]!.region.lo[0]! < box.hi[0]!; i++) {
+    for (let i = this.firstAt(lo - this.longest + 1); i < this.sorted.length && (this.sorted[i]!.region.lo[this.axis] ?? 0) < hi; i++) {
       if (meets(this.sorted[i]!.region, box)) out.push(this.sorted[i]!);
     }
     return out;
   }
 
-  /** The first position whose chunk starts at or after `row`. */
-  private firstAt(row: number): number {
+  /** The first position whose chunk starts at or after `x` along the axis. */
+  private firstAt(x: number): number {
     let [lo, hi] = [0, this.sorted.length];
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (this.sorted[mid]!.region.lo[0]! < row) lo = mid + 1;
+      if ((this.sorted[mid]!.region.lo[this.axis] ?? 0) < x) lo = mid + 1;
       else hi = mid;
     }
     return lo;

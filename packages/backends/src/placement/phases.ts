@@ -18,7 +18,8 @@
  * a gpu-signal chunk published in a later phase. All of it is a least fixed point of monotone
  * rules, found by iteration; a plan whose rules have none (a cycle of waits) is rejected.
  */
-import { scheduleTable, type ChunkDecl, type Module } from '@syncopate/ir';
+import type { ChunkDecl, Module } from '@syncopate/ir';
+import { rankSchedule } from '../wgsl/tables.js';
 import { arrivalTiles, useMeetsTile, type ChunkUse } from '@syncopate/passes';
 import { alignedModule } from '../gpu-signal/alignment.js';
 import { forwards } from '../gpu-signal/chunk-table.js';
@@ -80,7 +81,7 @@ export function chunkRoutes(module: Module, rankDevice: readonly number[]): Chun
 
 function rankTiles(lowered: Module, rank: number, index: ReadonlyMap<ChunkDecl, number>): RankTiles {
   const { module, alignment } = alignedModule(lowered);
-  const order = scheduleTable(module.kernel.scheduler.order, module.kernel.grid, rank);
+  const order = rankSchedule(module.kernel.scheduler.order, module.kernel.grid, rank);
   const waitUses: ChunkUse[] = alignment.waits.filter((u) => u.chunk.dst === rank);
   const arrivalBoxes = module.chunks.flatMap((c) => {
     const box = c.src === rank || (c.kind === 'reduce-add' && c.dst === rank) ? arrivalTiles(alignment, c) : undefined;

@@ -10,7 +10,7 @@
  * A workgroup finds its phase from its ticket: tickets run on across phases, and each phase's
  * dispatch is padded to whole rows of workgroups that its row accounts for.
  */
-import { scheduleTable, type Module } from '@syncopate/ir';
+import { scheduleTable, type Module, type TileOrder } from '@syncopate/ir';
 import { appendBarrierRows, type BarrierPoint } from '../gpu-signal/barrier-table.js';
 import type { ChunkTable } from '../gpu-signal/chunk-table.js';
 import { chunkDescriptors } from '../gpu-signal/descriptors.js';
@@ -38,6 +38,17 @@ export function dispatchShape(total: number): [number, number] {
   return [x, Math.ceil(total / x)];
 }
 
+/**
+ * Rank `rank`'s tiles in the order its tickets run them. `scheduleTable` checks the whole order each
+ * time, every rank's segments among it: once a rank, that was a pass over all ranks' segments per
+ * rank (embed-a2a at 64 ranks: 4 of 5 s of its WGSL). So each rank's own list is looked up alone.
+ */
+export function rankSchedule(order: TileOrder, grid: readonly number[], rank: number): number[][] {
+  if (order.kind === 'segments') return scheduleTable({ ...order, ranks: [order.ranks[rank]!] }, grid, 0);
+  if (order.kind === 'rank-table') return scheduleTable({ ...order, tables: [order.tables[rank]!] }, grid, 0);
+  return scheduleTable(order, grid, rank);
+}
+
 /** `push(...items)` passes every item as an argument, which overflows the stack for large tables. */
 function append(words: number[], items: readonly number[]): void {
   for (const x of items) words.push(x);
@@ -49,7 +60,7 @@ export function kernelTables(module: Module, table: ChunkTable, view: DeviceView
   const words: number[] = new Array<number>(module.ranks * tiles * grid.length);
   const orders: number[][][] = [];
   for (let r = 0; r < module.ranks; r++) {
-    orders.push(scheduleTable(module.kernel.scheduler.order, grid, r));
+    orders.push(rankSchedule(module.kernel.scheduler.order, grid, r));
     orders[r]!.forEach((tile, position) => tile.forEach((x, axis) => (words[(r * tiles + position) * grid.length + axis] = x)));
   }
   const localRanksAt = words.length;
