@@ -40,7 +40,8 @@ describe('one-shot gathers run exact', () => {
     { ...base, workload: 'ring-attn', ranks: 4, devices: 2, shape: { m: 64, n: 16, k: 1 } },
   ];
   it.each(cases)('$workload ranks=$ranks devices=$devices', async (o) => {
-    const options: RunWorkloadOptions = { ...o, gather: 'one-shot', ...(o.devices ? {} : { device }) };
+    // A first dispatch compiles the shader on lavapipe (20-40 s cold on a busy machine): bounded at 100 s.
+    const options: RunWorkloadOptions = { ...o, gather: 'one-shot', timeoutMs: 100_000, ...(o.devices ? {} : { device }) };
     const report = await runWorkload(options);
     expect(report.verified).toBe(true);
     if (o.workload === 'ag-gemm') expect(report.maxAbsError).toBe(0);

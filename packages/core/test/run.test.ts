@@ -39,8 +39,9 @@ describe('fused kernels on the software adapter, against the CPU reference', () 
   cases.push({ ...base, workload: 'gemv-ar', ranks: 3, reduction: 'ring', shape: { m: 4, n: 96, k: 64 } });
 
   it.each(cases)('$workload ranks=$ranks $shape.m x $shape.n x $shape.k order=$order chunks=$chunksPerRank reduction=$reduction', async (o) => {
-    // Lavapipe compiles the 10-rank kernel (90 chunks' arrives) in about 30 s with an empty shader cache.
-    const report = await runWorkload({ ...o, device, ...(o.ranks > 8 && { timeoutMs: 100_000 }) });
+    // With an empty shader cache lavapipe compiles a kernel at its first dispatch, 20-40 s on a busy
+    // 2-core machine: the GPU wait is bounded at 100 s, not the default 30.
+    const report = await runWorkload({ ...o, device, timeoutMs: 100_000 });
     expect(report.maxAbsError).toBe(0);
     expect(report.verified).toBe(true);
     expect(report.fusedMs).toBeGreaterThan(0);
