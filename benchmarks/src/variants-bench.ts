@@ -1,5 +1,5 @@
 /**
- * Every workload three ways (sequential, decomposed, fused: see packages/core/src/bench.ts) with 2, 4
+ * Every workload three ways (sequential, decomposed, fused: see packages/core/src/tools/bench.ts) with 2, 4
  * and 8 ranks sharing one device, and with ranks on two devices, at the shape of one size³ GEMM of
  * total work; each variant's timed kernel checked against the CPU reference on 16 sampled rows of C. Prints
  * JSON lines and a Markdown table, writes variants.json and variants.md into the directory given.

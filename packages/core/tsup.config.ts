@@ -1,12 +1,9 @@
-import { existsSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
-// src/demo.ts (the `pnpm demo` entry, built to dist/demo.js) is picked up once it exists;
-// src/cli.ts is the `syncopate` executable (dist/cli.js; its #! line is kept and the file made executable).
-const entry = ['src/index.ts', ...['src/demo.ts', 'src/cli.ts'].filter((f) => existsSync(f))];
-
+// dist/index.js: the library. dist/demo.js: the `pnpm demo` entry. dist/cli.js: the `syncopate`
+// executable (its #! line is kept and the file made executable).
 export default defineConfig({
-  entry,
+  entry: { index: 'src/index.ts', demo: 'src/tools/demo.ts', cli: 'src/tools/cli.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { a2aGemmKernel } from '@syncopate/ir';
 import { allToAll, allToAllLayout } from '@syncopate/passes';
 import type { DeviceHandle } from '@syncopate/runtime';
-import { compileOrThrow } from '../src/compile.js';
-import { lowerToWgsl, openDevice, runFused } from '../src/run.js';
+import { compileOrThrow } from '../src/api/compile.js';
+import { lowerToWgsl, openDevice, runFused } from '../src/tools/run.js';
 
 let device: DeviceHandle;
 beforeAll(async () => {

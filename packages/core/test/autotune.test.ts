@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDevices, type DeviceHandle, type PlacedDeviceHandle } from '@syncopate/runtime';
-import { tune, tuneBlocks, tuneKey, type TuneProgress, type TuneResult, type TuneTrial } from '../src/autotune.js';
-import { defaultTuneCacheFile, TuneCache } from '../src/cli/tune-cache.js';
-import { tunedRun } from '../src/cli/tune-command.js';
-import { adapterLabel, openDevice } from '../src/run.js';
-import { defaultBlock, type BlockShape, type RunOrder } from '../src/workloads/index.js';
+import { tune, tuneBlocks, tuneKey, type TuneProgress, type TuneResult, type TuneTrial } from '../src/tools/autotune.js';
+import { defaultTuneCacheFile, TuneCache } from '../src/tools/cli/tune-cache.js';
+import { tunedRun } from '../src/tools/cli/tune-command.js';
+import { adapterLabel, openDevice } from '../src/tools/run.js';
+import { defaultBlock, type BlockShape } from '../src/workloads/index.js';
+import { type RunOrder } from '../src/tools/run-report.js';
 import { cli } from './cli-harness.js';
 
 const shape = { m: 64, n: 32, k: 32 };

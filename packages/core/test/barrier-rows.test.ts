@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceHandle } from '@syncopate/runtime';
-import { compileOrThrow } from '../src/compile.js';
-import { lowerToWgsl, openDevice, runWorkload } from '../src/run.js';
+import { compileOrThrow } from '../src/api/compile.js';
+import { lowerToWgsl, openDevice, runWorkload } from '../src/tools/run.js';
 import { RING_ATTN_TOLERANCE, ringAttn } from '../src/workloads/ring-attn.js';
 
 describe('in-loop waits, by iteration or by condition', () => {

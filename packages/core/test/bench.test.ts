@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { BENCH_VARIANTS, benchPhasings, benchTable, benchWorkload, formatBenchSummary, medianRoundRatio, roundRatioInterval, summarizeBench, type BenchReport } from '../src/bench.js';
-import { openDevice } from '../src/run.js';
+import { BENCH_VARIANTS, benchPhasings, benchTable, benchWorkload, formatBenchSummary, medianRoundRatio, roundRatioInterval, summarizeBench, type BenchReport } from '../src/tools/bench.js';
+import { openDevice } from '../src/tools/run.js';
 import { defaultBlock } from '../src/workloads/index.js';
 
 let device: DeviceHandle;

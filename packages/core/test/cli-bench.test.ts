@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../src/cli/args.js';
-import { benchRuns, configurations } from '../src/cli/bench-args.js';
-import { benchTable, overlapEfficiency, summarizeBench, formatBenchSummary, type BenchReport } from '../src/bench.js';
+import { parseCommandLine } from '../src/tools/cli/args.js';
+import { benchRuns, configurations } from '../src/tools/cli/bench-args.js';
+import { benchTable, overlapEfficiency, summarizeBench, formatBenchSummary, type BenchReport } from '../src/tools/bench.js';
 import { WORKLOAD_NAMES } from '../src/workloads/index.js';
 import { cli } from './cli-harness.js';
 

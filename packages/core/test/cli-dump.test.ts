@@ -2,14 +2,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runWorkload } from '../src/run.js';
-import type { ChromeTrace } from '../src/trace.js';
-import type { TransferPlan } from '../src/transfer-plan.js';
+import { runWorkload } from '../src/tools/run.js';
+import type { ChromeTrace } from '../src/tools/trace.js';
+import type { TransferPlan } from '../src/tools/transfer-plan.js';
 import { cli } from './cli-harness.js';
 
 // The real runWorkload, watched: a refused --trace must not get as far as running.
-vi.mock('../src/run.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../src/run.js')>();
+vi.mock('../src/tools/run.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../src/tools/run.js')>();
   return { ...actual, runWorkload: vi.fn(actual.runWorkload) };
 });
 

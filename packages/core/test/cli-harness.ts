@@ -1,5 +1,5 @@
 /** Runs the CLI's `main` in process and captures what it prints. */
-import { main } from '../src/cli/main.js';
+import { main } from '../src/tools/cli/main.js';
 
 export interface Captured {
   code: number;

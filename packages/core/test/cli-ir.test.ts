@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, planFromJson } from '@syncopate/core';
 import { cli } from './cli-harness.js';
-import { findJsonSyntaxError } from '../src/cli/json-error.js';
+import { findJsonSyntaxError } from '../src/tools/cli/json-error.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const AG_IR = join(fixtures, 'ag-gemm.ir');

@@ -1,15 +1,16 @@
 import { describe, expect, it, vi } from 'vitest';
 import { gemmKernel, parse, planFromJson, type ChunkPlan } from '@syncopate/core';
-import { execute, formatRunReport, main, parseCommandLine, quantile, usage, type CompileCommand } from '../src/cli/main.js';
+import { execute, formatRunReport, main, parseCommandLine, quantile, usage, type CompileCommand } from '../src/tools/cli/main.js';
 import { cli } from './cli-harness.js';
 import { readRepoFile } from './doc-sync.js';
-import { adapterBufferLimits, checkRunFits } from '../src/cli/limits.js';
-import { runWorkload } from '../src/run.js';
-import { workloads, type RunReport, type Workload } from '../src/workloads/index.js';
+import { adapterBufferLimits, checkRunFits } from '../src/tools/cli/limits.js';
+import { runWorkload } from '../src/tools/run.js';
+import { workloads, type Workload } from '../src/workloads/index.js';
+import { type RunReport } from '../src/tools/run-report.js';
 
 // The real runWorkload, unless a test hands `run` a report of its own.
-vi.mock('../src/run.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../src/run.js')>();
+vi.mock('../src/tools/run.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../src/tools/run.js')>();
   return { ...actual, runWorkload: vi.fn(actual.runWorkload) };
 });
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { placeRanks } from '@syncopate/runtime';
-import type { BenchReport } from '../src/bench.js';
-import { crossDeviceBytes, fitParams, predict, shareOfDevice, shareOfQueue, workloadGeometry, type WorkloadGeometry } from '../src/cost-model.js';
-import { modelBench } from '../src/cost-report.js';
-import type { RunOptions } from '../src/run.js';
+import type { BenchReport } from '../src/tools/bench.js';
+import { crossDeviceBytes, fitParams, predict, shareOfDevice, shareOfQueue, workloadGeometry, type WorkloadGeometry } from '../src/tools/cost-model.js';
+import { modelBench } from '../src/tools/cost-report.js';
+import type { RunOptions } from '../src/tools/run.js';
 import { getWorkload } from '../src/workloads/index.js';
 
 const params = { tileMs: 0.01, latencyMs: 0.05, bytesPerMs: 1e6, dispatchMs: 0.02 };

@@ -4,11 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModule, mul, scheduleTable, sharded, type Module } from '@syncopate/ir';
 import { alignChunks, chunksProducedBy, chunksWaitedBy, oneShotAllGather } from '@syncopate/passes';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { BENCH_VARIANTS, benchWorkload } from '../src/bench.js';
-import { compileOrThrow } from '../src/compile.js';
-import { CompileError } from '../src/errors.js';
-import { lowerToWgsl, runFused, runWorkload } from '../src/run.js';
-import { embedA2a, gatherRow, getWorkload, UsageError, type RunOptions, type WorkloadOptions } from '../src/workloads/index.js';
+import { BENCH_VARIANTS, benchWorkload } from '../src/tools/bench.js';
+import { compileOrThrow } from '../src/api/compile.js';
+import { CompileError } from '../src/api/compile-error.js';
+import { lowerToWgsl, runFused, runWorkload } from '../src/tools/run.js';
+import { embedA2a, gatherRow, getWorkload, UsageError, type WorkloadOptions } from '../src/workloads/index.js';
+import { type RunOptions } from '../src/tools/run-report.js';
 
 // Two devices from the software adapter for the whole file; most tests use the first.
 let handles: DeviceHandle[];

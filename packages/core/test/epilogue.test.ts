@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModule, mul } from '@syncopate/ir';
 import type { DeviceHandle } from '@syncopate/runtime';
-import { compileOrThrow } from '../src/compile.js';
-import { lowerToWgsl, openDevice, runFused } from '../src/run.js';
+import { compileOrThrow } from '../src/api/compile.js';
+import { lowerToWgsl, openDevice, runFused } from '../src/tools/run.js';
 
 let device: DeviceHandle;
 beforeAll(async () => {

@@ -14,8 +14,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compile, CompileError, print, type Module } from '@syncopate/core';
 import { arbModule } from '../../ir/test/arbitrary.js';
-import { main } from '../src/cli/main.js';
-import { lowerToWgsl } from '../src/run.js';
+import { main } from '../src/tools/cli/main.js';
+import { lowerToWgsl } from '../src/tools/run.js';
 import { envCount, fuzzParameters } from './fuzz-gemm.js';
 
 const RUNS = envCount('FUZZ_RUNS', 100);

@@ -26,7 +26,8 @@ import {
   type ChunkPlan,
   type Module,
 } from '@syncopate/core';
-import { workloads, type RunOrder, type TensorData, type WorkloadOptions } from '../src/workloads/index.js';
+import { workloads, type TensorData, type WorkloadOptions } from '../src/workloads/index.js';
+import { type RunOrder } from '../src/tools/run-report.js';
 
 export type Collective = 'all-gather' | 'reduce-scatter' | 'all-reduce';
 export type Template = 'ring' | 'one-shot';

@@ -16,7 +16,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile, formatDiagnostic, parse, print, type CompiledKernel } from '@syncopate/core';
 import type { DeviceHandle } from '@syncopate/runtime';
-import { lowerToWgsl, openDevice, runFused } from '../src/run.js';
+import { lowerToWgsl, openDevice, runFused } from '../src/tools/run.js';
 import { maxAbsError } from '../src/workloads/index.js';
 import { arbGemmCase, buildGemmCase, describeCase, envCount, expectedFor, fuzzParameters, TINY, type GemmCase } from './fuzz-gemm.js';
 

@@ -1,8 +1,9 @@
 // The gather plans of ag-gemm and ring-attn (WorkloadOptions.gather): a ring forwards each shard over
 // R − 1 hops one after another; one-shot sends every shard straight to every rank at step 0.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDevice, runWorkload, type RunWorkloadOptions } from '../src/run.js';
-import { getWorkload, UsageError, type RunOptions } from '../src/workloads/index.js';
+import { openDevice, runWorkload, type RunWorkloadOptions } from '../src/tools/run.js';
+import { getWorkload, UsageError } from '../src/workloads/index.js';
+import { type RunOptions } from '../src/tools/run-report.js';
 import type { DeviceHandle } from '@syncopate/runtime';
 
 const base = { order: 'chunk-arrival', backend: 'auto', seed: 3, dtype: 'f32' } as const;

@@ -2,7 +2,7 @@
 // for, never how long it took (wall-clock bounds fail on a loaded 2-core machine).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { burnGpus } from '../src/gpu-burn.js';
+import { burnGpus } from '../src/tools/gpu-burn.js';
 
 /** `target` with some members replaced; the rest bound to it (Dawn's objects check `this`). */
 function withMembers<T extends object>(target: T, members: Record<string, unknown>): T {

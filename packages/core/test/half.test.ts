@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fromHalfBits, toHalfBits } from '../src/half.js';
+import { fromHalfBits, toHalfBits } from '../src/api/half.js';
 
 /** A half's value from the IEEE 754 definition, independent of the converter under test. */
 function halfValue(bits: number): number {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { F16_F32_16x16x16 } from '@syncopate/backends';
 import type { DeviceHandle } from '@syncopate/runtime';
 import { UsageError } from '../src/workloads/index.js';
-import { matmulTargetFor } from '../src/matmul-target.js';
+import { matmulTargetFor } from '../src/tools/matmul-target.js';
 
 /** What matmulTargetFor reads of a device: its features, matrix configurations, subgroup size and limits. */
 function device(features: string[], configs = [F16_F32_16x16x16]): DeviceHandle {

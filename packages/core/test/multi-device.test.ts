@@ -2,11 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { planPhases } from '@syncopate/backends';
 import { openDevices, PeerCopier, PeerCopyError, type DeviceHandle } from '@syncopate/runtime';
 import { slowThenFailingCopy } from '../../runtime/test/fixtures/slow-then-failing-copy.js';
-import { compileOrThrow } from '../src/compile.js';
-import { PlacedSession, runWorkload } from '../src/run.js';
-import type { PlacedSessionOptions } from '../src/placed-session.js';
-import { getWorkload, type RunOptions } from '../src/workloads/index.js';
-import { RunRecording } from '../src/run-recording.js';
+import { compileOrThrow } from '../src/api/compile.js';
+import { PlacedSession, runWorkload } from '../src/tools/run.js';
+import type { PlacedSessionOptions } from '../src/api/placed-session.js';
+import { getWorkload } from '../src/workloads/index.js';
+import { type RunOptions } from '../src/tools/run-report.js';
+import { RunRecording } from '../src/api/run-recording.js';
 
 // Fresh devices from the software adapter for each test (one requestAdapter each).
 let handles: DeviceHandle[];

@@ -3,7 +3,7 @@
 // drifts from it: the same fields in the same order, the same values but for the times and the
 // adapter (which vary by machine), laid out as the CLI lays it out.
 import { describe, expect, it } from 'vitest';
-import { alignedTable } from '../src/report-format.js';
+import { alignedTable } from '../src/tools/report-format.js';
 import { cli } from './cli-harness.js';
 import { readRepoFile } from './doc-sync.js';
 

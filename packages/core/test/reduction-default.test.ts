@@ -2,7 +2,7 @@
 // partials of an output tile summed once, by the last tile over it), the ring where they span devices
 // (fewer bytes between them). The report names the plan that ran.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDevice, runWorkload } from '../src/run.js';
+import { openDevice, runWorkload } from '../src/tools/run.js';
 import { getWorkload } from '../src/workloads/index.js';
 import type { DeviceHandle } from '@syncopate/runtime';
 

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModule, mul, parse, print, type Module } from '@syncopate/ir';
 import type { DeviceHandle } from '@syncopate/runtime';
-import { BENCH_VARIANTS, benchWorkload } from '../src/bench.js';
-import { compileOrThrow } from '../src/compile.js';
-import { lowerToWgsl, openDevice, runFused, runWorkload } from '../src/run.js';
+import { BENCH_VARIANTS, benchWorkload } from '../src/tools/bench.js';
+import { compileOrThrow } from '../src/api/compile.js';
+import { lowerToWgsl, openDevice, runFused, runWorkload } from '../src/tools/run.js';
 import { attentionReference, RING_ATTN_TOLERANCE, ringAttentionKernel, ringAttn } from '../src/workloads/ring-attn.js';
-import { getWorkload, mulberry32, smallIntegers, UsageError, type RunOptions, type TensorData } from '../src/workloads/index.js';
+import { getWorkload, mulberry32, smallIntegers, UsageError, type TensorData } from '../src/workloads/index.js';
+import { type RunOptions } from '../src/tools/run-report.js';
 
 let device: DeviceHandle;
 beforeAll(async () => {

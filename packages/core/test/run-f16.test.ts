@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGpu, requestDevice, type DeviceHandle } from '@syncopate/runtime';
 import { cli } from './cli-harness.js';
-import { openDevice, runWorkload } from '../src/run.js';
-import { UsageError, type RunOptions } from '../src/workloads/index.js';
+import { openDevice, runWorkload } from '../src/tools/run.js';
+import { UsageError } from '../src/workloads/index.js';
+import { type RunOptions } from '../src/tools/run-report.js';
 
 // One device for the whole file: opening one per test costs more than the small runs themselves.
 let device: DeviceHandle;

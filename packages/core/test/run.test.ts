@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceHandle } from '@syncopate/runtime';
-import { ChunkTimeoutError, openDevice, runWorkload } from '../src/run.js';
-import type { RunOptions } from '../src/workloads/index.js';
+import { ChunkTimeoutError, openDevice, runWorkload } from '../src/tools/run.js';
+import type { RunOptions } from '../src/tools/run-report.js';
 
 // One device for the whole file: opening one per test costs more than the small runs themselves.
 let device: DeviceHandle;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { summarize, WARMUP_BUSY_MS, warmUntilSettled, warmupBusyMsFor } from '../src/stats.js';
-import { rowSample } from '../src/run.js';
+import { summarize, WARMUP_BUSY_MS, warmUntilSettled, warmupBusyMsFor } from '../src/tools/stats.js';
+import { rowSample } from '../src/tools/run.js';
 
 describe('summarize', () => {
   it('gives the median (mean of the middle two for an even count), min, max and count', () => {

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SubgroupMatrixTarget } from '@syncopate/backends';
 import { gemmKernel } from '@syncopate/ir';
 import type { DeviceHandle } from '@syncopate/runtime';
-import { compileOrThrow } from '../src/compile.js';
-import { FusedSession, lowerToWgsl, openDevice } from '../src/run.js';
+import { compileOrThrow } from '../src/api/compile.js';
+import { FusedSession, lowerToWgsl, openDevice } from '../src/tools/run.js';
 import { gemmAccumulate, gemmTolerance, mulberry32, smallIntegers } from '../src/workloads/index.js';
 
 let device: DeviceHandle;

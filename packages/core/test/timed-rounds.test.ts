@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { roundOrders, timeInRounds, type TimedPart } from '../src/timed-rounds.js';
+import { roundOrders, timeInRounds, type TimedPart } from '../src/tools/timed-rounds.js';
 
 /** Parts whose run right after the pause between rounds is slow, as the first after the busy kernel was on two H200s. */
 function partsSlowAfterPause(names: readonly string[]) {

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chunkTransfer } from '@syncopate/backends';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { traceRun, traceSession, type ChromeTrace, type TraceEvent } from '../src/trace.js';
-import type { LoweredWorkload } from '../src/run.js';
+import { traceRun, traceSession, type ChromeTrace, type TraceEvent } from '../src/tools/trace.js';
+import type { LoweredWorkload } from '../src/tools/run.js';
 
 let handles: DeviceHandle[] = [];
 afterEach(() => handles.forEach((h) => h.close()));

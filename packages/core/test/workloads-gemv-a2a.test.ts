@@ -5,9 +5,9 @@ import * as E from 'fp-ts/lib/Either.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatDiagnostic, type Box } from '@syncopate/ir';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { BENCH_VARIANTS, benchWorkload } from '../src/bench.js';
-import { compile } from '../src/compile.js';
-import { runWorkload } from '../src/run.js';
+import { BENCH_VARIANTS, benchWorkload } from '../src/tools/bench.js';
+import { compile } from '../src/api/compile.js';
+import { runWorkload } from '../src/tools/run.js';
 import {
   a2aLayout,
   defaultSplits,

@@ -1,7 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic, shardRange, SyncopateError, type Box } from '@syncopate/ir';
-import { compile } from '../src/compile.js';
+import { compile } from '../src/api/compile.js';
 import {
   defaultBlock,
   simtGemmBlock,

@@ -5,8 +5,8 @@
  * tensor is the next one's input where it lies, with no host round trip.
  */
 import { Executor, openDevices, placeRanks, type DeviceHandle, type OpenDevicesOptions } from '@syncopate/runtime';
-import type { CompiledKernel } from '../compile.js';
-import { UsageError } from '../workloads/errors.js';
+import type { CompiledKernel } from './compile.js';
+import { UsageError } from './usage-error.js';
 import { Program, type LoadOptions } from './program.js';
 import { Tensor } from './tensor.js';
 import type { TensorInit } from './tensor-data.js';

@@ -1,5 +1,5 @@
 /** The run API's typed errors: what the caller handed in does not fit what the kernel declares. */
-import { UsageError } from '../workloads/errors.js';
+import { UsageError } from './usage-error.js';
 import { closestName } from './closest-name.js';
 
 /**

@@ -6,10 +6,10 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { emitPlacedKernels, type CodegenOptions, type PlacedKernels } from '@syncopate/backends';
 import type { RunResult } from '@syncopate/runtime';
-import type { CompiledKernel } from '../compile.js';
-import { CompileError } from '../errors.js';
-import { PlacedSession, type PlacedSessionOptions } from '../placed-session.js';
-import { UsageError } from '../workloads/errors.js';
+import type { CompiledKernel } from './compile.js';
+import { CompileError } from './compile-error.js';
+import { PlacedSession, type PlacedSessionOptions } from './placed-session.js';
+import { UsageError } from './usage-error.js';
 import type { DeviceGroup } from './device-group.js';
 import { TensorInputError, unknownTensorError } from './errors.js';
 import type { Tensor } from './tensor.js';

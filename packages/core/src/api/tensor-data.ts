@@ -2,8 +2,8 @@
  * Each rank's array of a tensor, checked against its spec and packed into the layout a fused kernel
  * binds: every rank's whole copy back to back, f32 or half bits.
  */
-import { fromHalfBits, toHalfBits } from '../half.js';
-import { forEachRun } from '../workloads/tensor.js';
+import { fromHalfBits, toHalfBits } from './half.js';
+import { forEachRun } from './row-major.js';
 import { TensorInputError } from './errors.js';
 import { boxElements, elementsOf, formatDistribution, formatShape, ownedRegion, type TensorSpec } from './tensor-spec.js';
 

@@ -5,7 +5,7 @@
  * (seed, tensor, rank) has its own stream (`streamSeed`). For f16 every value is rounded to the
  * nearest half first, so the GPU and the CPU reference see the same numbers.
  */
-import { fromHalfBits, toHalfBits } from '../half.js';
+import { fromHalfBits, toHalfBits } from '../api/half.js';
 import { mulberry32, streamSeed } from '../workloads/index.js';
 import { tpLayerShape, type TpLayerConfig } from './config.js';
 import type { TpLayerInputs } from './tp-layer.js';

@@ -5,7 +5,7 @@
  * exact arithmetic up to float64 rounding; f16 inputs are read as the GPU reads them (rounded to the
  * nearest half), but nothing in between is rounded to f16.
  */
-import { fromHalfBits, toHalfBits } from '../half.js';
+import { fromHalfBits, toHalfBits } from '../api/half.js';
 import { UsageError } from '../workloads/index.js';
 import { tpLayerShape, type TpLayerConfig, type TpLayerShape } from './config.js';
 import type { TpLayerInputs } from './tp-layer.js';

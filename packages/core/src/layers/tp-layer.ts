@@ -20,7 +20,7 @@
 import { gemmKernel, replicated, sharded, type ChunkPlan, type CommBackend, type Module } from '@syncopate/ir';
 import { oneShotAllGather, oneShotReduceScatter, ringAllGather, ringReduceScatter } from '@syncopate/passes';
 import type { CodegenOptions } from '@syncopate/backends';
-import { compileOrThrow, type CompiledKernel } from '../compile.js';
+import { compileOrThrow, type CompiledKernel } from '../api/compile.js';
 import type { DeviceGroup, Program, Tensor, TensorSpec, RankArrays } from '../api/index.js';
 import { simtGemmBlock, UsageError } from '../workloads/index.js';
 import { tpLayerShape, type TpLayerConfig, type TpLayerShape } from './config.js';

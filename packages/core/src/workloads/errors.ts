@@ -1,12 +1,8 @@
-/** The error for input a caller got wrong: an unknown workload, a bad option, a shape that cannot be split. */
-import { SyncopateError } from '@syncopate/ir';
+/** Checks of workload options, each failing with `UsageError`. */
+import { UsageError } from '../api/usage-error.js';
 import type { WorkloadOptions } from './types.js';
 
-/**
- * Bad input from whoever called (a library user or the CLI's command line), as opposed to a kernel
- * that does not compile. The CLI prints its message on one line and exits with code 2.
- */
-export class UsageError extends SyncopateError {}
+export { UsageError };
 
 /** Throws `UsageError` unless `rank` is one of `ranks` ranks (for `Workload.checkedRegion`). */
 export function checkRank(rank: number, ranks: number): void {

@@ -12,7 +12,6 @@ import type { Workload, WorkloadName } from './types.js';
 
 export * from './types.js';
 export * from './errors.js';
-export * from './report.js';
 export { BLOCK_K, BLOCK_MN, defaultBlock, defaultReduction, shrinkBlock, simtGemmBlock, tensorCoreBlock, validateGemmOptions, wideTensorCoreBlock } from './gemm.js';
 export { DEFAULT_POOLING, EMBED_BLOCK_M, embedA2a, gatherRow } from './embed-a2a.js';
 export { a2aGemm, a2aKernel, a2aLayout, a2aPlan, defaultSplits, type A2aLayout } from './a2a.js';

@@ -59,11 +59,8 @@ export interface WorkloadOptions {
   readonly splits?: readonly (readonly number[])[];
 }
 
-/**
- * Per tensor name, per rank: the tensor's full logical shape, row-major, as f32 (f16 tensors hold
- * values that f16 represents exactly).
- */
-export type TensorData = Record<string, Float32Array[]>;
+export type { TensorData } from '../api/row-major.js';
+import type { TensorData } from '../api/row-major.js';
 
 /** Where an output is defined: one box, or a list of disjoint boxes. */
 export type CheckedRegion = Box | readonly Box[];

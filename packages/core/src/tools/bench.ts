@@ -9,15 +9,16 @@
  *  - fused: chunks within a device move inside one dispatch (gpu-signal), between devices between
  *    phases (peer-copy): what `compile()` emits.
  */
-import type { BlockShape, RunReport } from './workloads/index.js';
-import { mulberry32 } from './workloads/random.js';
+import type { BlockShape } from '../workloads/index.js';
+import type { RunReport } from './run-report.js';
+import { mulberry32 } from '../workloads/random.js';
 import { timeInRounds, type TimedPart } from './timed-rounds.js';
-import { devicesOf } from './run-devices.js';
+import { devicesOf } from '../api/run-devices.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { PeerCopier, placeRanks, type HostCopier, type HostCopyStores } from '@syncopate/runtime';
 import { summarize, type Summary } from './stats.js';
 import { burnGpus } from './gpu-burn.js';
-import type { PlacedSession } from './placed-session.js';
+import type { PlacedSession } from '../api/placed-session.js';
 import type { PlacedKernels } from '@syncopate/backends';
 
 /** What a placed lowering runs: each device's WGSL, tables and phases. */

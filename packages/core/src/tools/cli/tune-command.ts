@@ -10,7 +10,7 @@ import { sameBlock } from '../tune-blocks.js';
 import { TuneCache } from './tune-cache.js';
 import { adapterLabel } from '../run.js';
 import { warmupBusyMsFor } from '../stats.js';
-import type { RunOptions } from '../workloads/index.js';
+import type { RunOptions } from '../run-report.js';
 import { configurations, type SweepOptions, type TuneCommand } from './bench-args.js';
 import type { CliIO } from './commands.js';
 import { formatMs } from './report.js';

@@ -12,7 +12,7 @@ import { costModelTable, modelBench } from '../cost-report.js';
 import { speedupSvg, timelineSvg, traceTimeline } from '../plots.js';
 import { warmupBusyMsFor } from '../stats.js';
 import { traceRun, type ChromeTrace } from '../trace.js';
-import type { RunOptions } from '../workloads/index.js';
+import type { RunOptions } from '../run-report.js';
 import { benchRuns, configurations, type BenchCommand } from './bench-args.js';
 import type { CliIO } from './commands.js';
 import { adapterBufferLimits, checkRunFits } from './limits.js';

@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { formatDiagnostic, gemmKernel, SyncopateError, type ChunkPlan, type Module } from '@syncopate/ir';
 import { formatTimings, ringAllGather } from '@syncopate/passes';
-import { compile, type CompiledKernel } from './compile.js';
+import { compile, type CompiledKernel } from '../api/compile.js';
 
 const RANKS = 4;
 const SHAPE = { m: 256, n: 256, k: 128 } as const;

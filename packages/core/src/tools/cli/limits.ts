@@ -6,7 +6,8 @@
  */
 import { dtypeBytes } from '@syncopate/ir';
 import { openGpu, withTimeout } from '@syncopate/runtime';
-import { getWorkload, UsageError, type RunOptions } from '../workloads/index.js';
+import { getWorkload, UsageError } from '../../workloads/index.js';
+import { type RunOptions } from '../run-report.js';
 
 export interface BufferLimits {
   readonly maxBufferSize: number;

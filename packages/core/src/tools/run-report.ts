@@ -1,6 +1,6 @@
 /** What running a workload takes and what it reports: shared by `runWorkload` (run.ts) and the CLI. */
-import type { Summary } from '../stats.js';
-import type { BlockShape, GatherPlan, ReductionPlan, WorkloadDType, WorkloadName, WorkloadShape } from './types.js';
+import type { Summary } from './stats.js';
+import type { BlockShape, GatherPlan, ReductionPlan, WorkloadDType, WorkloadName, WorkloadShape } from '../workloads/types.js';
 
 export type RunOrder = 'row-major' | 'column-major' | 'grouped' | 'chunk-arrival';
 export const RUN_ORDERS: readonly RunOrder[] = ['row-major', 'column-major', 'grouped', 'chunk-arrival'];

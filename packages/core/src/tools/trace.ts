@@ -23,10 +23,10 @@ import type { PlacedKernels } from '@syncopate/backends';
 import type { Module } from '@syncopate/ir';
 import type { DeviceHandle } from '@syncopate/runtime';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
-import { RunRecording, type DispatchRecord } from './run-recording.js';
-import { FusedSession } from './session.js';
-import type { PlacedSession } from './placed-session.js';
-import type { RunReport } from './workloads/index.js';
+import { RunRecording, type DispatchRecord } from '../api/run-recording.js';
+import { FusedSession } from '../api/session.js';
+import type { PlacedSession } from '../api/placed-session.js';
+import type { RunReport } from './run-report.js';
 
 /** One event: `X` a span on a track (times in microseconds), `M` a name or order of a process or track. */
 export interface TraceEvent {

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import type { LoweredWorkload } from '../run.js';
 import type { ChromeTrace } from '../trace.js';
 import { transferPlan } from '../transfer-plan.js';
-import { UsageError } from '../workloads/index.js';
+import { UsageError } from '../../workloads/index.js';
 
 const WHY: Readonly<Record<string, string>> = {
   ENOENT: 'no such directory',

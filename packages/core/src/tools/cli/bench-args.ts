@@ -5,7 +5,8 @@
  * apply to every workload; each keeps its own defaults otherwise.
  */
 import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS } from '../autotune.js';
-import { getWorkload, RUN_ORDERS, UsageError, WORKLOAD_NAMES, type RunOptions, type RunOrder, type Workload, type WorkloadDType, type WorkloadShape } from '../workloads/index.js';
+import { getWorkload, UsageError, WORKLOAD_NAMES, type Workload, type WorkloadDType, type WorkloadShape } from '../../workloads/index.js';
+import { RUN_ORDERS, type RunOptions, type RunOrder } from '../run-report.js';
 import { DEFAULT_SEED, DTYPES, fileName, integer, oneOf, optional, planOptions, type Values } from './args.js';
 
 export const DEFAULT_BENCH_RUNS = 20;

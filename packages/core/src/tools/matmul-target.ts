@@ -9,7 +9,8 @@
  */
 import { chooseMatmulStrategy, type MatmulTarget } from '@syncopate/backends';
 import type { DeviceHandle } from '@syncopate/runtime';
-import { UsageError, type RunTarget } from './workloads/index.js';
+import { UsageError } from '../workloads/index.js';
+import { type RunTarget } from './run-report.js';
 
 /**
  * The codegen target for `target` on `device`: 'simt', or the device's best subgroup-matrix

@@ -1,5 +1,5 @@
 /** The run report as text: what `syncopate run` prints and the browser example shows. */
-import type { RunReport } from './workloads/index.js';
+import type { RunReport } from './run-report.js';
 
 /** Milliseconds with two decimals (`0.45`, `117.21`). */
 export function formatMs(ms: number): string {

@@ -5,11 +5,12 @@
 import { replicated, SyncopateError } from '@syncopate/ir';
 import { CONTROL, KERNEL_ERRORS, tensorBytes, type FusedKernel, type TensorBinding } from '@syncopate/backends';
 import { Executor, type CompiledKernel, type DeviceHandle, type KernelPipeline, type RunResult } from '@syncopate/runtime';
-import { TensorInputError, unknownTensorError } from './api/errors.js';
-import { initialData } from './api/tensor-data.js';
+import { TensorInputError, unknownTensorError } from './errors.js';
+import { initialData } from './tensor-data.js';
 import { fromHalfBits } from './half.js';
 import type { RunRecording } from './run-recording.js';
-import { UsageError, type TensorData } from './workloads/index.js';
+import { UsageError } from './usage-error.js';
+import type { TensorData } from './row-major.js';
 
 /** A fused kernel gave up waiting: `chunk` never reached `rank` (or its lock was never free). */
 export class ChunkTimeoutError extends SyncopateError {

@@ -5,26 +5,10 @@
  */
 import { parseArgs } from 'node:util';
 import { MATMUL_TARGET_NAMES, type MatmulTargetName } from '@syncopate/backends';
-import { defaultPipeline } from '../pipeline.js';
+import { defaultPipeline } from '../../api/pipeline.js';
 import { benchCommand, tuneCommand, type BenchCommand, type TuneCommand } from './bench-args.js';
-import {
-  COLLECTIVE_PLANS,
-  getWorkload,
-  PLAN_WORKLOADS,
-  RUN_BACKENDS,
-  RUN_ORDERS,
-  RUN_TARGETS,
-  UsageError,
-  type GatherPlan,
-  type ReductionPlan,
-  type RunBackend,
-  type RunOptions,
-  type RunOrder,
-  type RunTarget,
-  type Workload,
-  type WorkloadDType,
-  type WorkloadOptions,
-} from '../workloads/index.js';
+import { COLLECTIVE_PLANS, getWorkload, PLAN_WORKLOADS, UsageError, type GatherPlan, type ReductionPlan, type Workload, type WorkloadDType, type WorkloadOptions } from '../../workloads/index.js';
+import { RUN_BACKENDS, RUN_ORDERS, RUN_TARGETS, type RunBackend, type RunOptions, type RunOrder, type RunTarget } from '../run-report.js';
 
 export type Emit = 'ir' | 'plan' | 'wgsl';
 export const EMITS: readonly Emit[] = ['ir', 'plan', 'wgsl'];

@@ -11,7 +11,8 @@ import * as RNEA from 'fp-ts/lib/ReadonlyNonEmptyArray.js';
 import { GpuTimeoutError, PeerCopier, type DeviceHandle, type PeerCopierOptions, type RunResult } from '@syncopate/runtime';
 import type { RunRecording } from './run-recording.js';
 import { FusedSession } from './session.js';
-import { UsageError, type TensorData } from './workloads/index.js';
+import { UsageError } from './usage-error.js';
+import type { TensorData } from './row-major.js';
 
 interface Deferred {
   readonly promise: Promise<void>;

@@ -6,7 +6,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type { ChunkPlan, Diagnostic, Module } from '@syncopate/ir';
 import { formatPipeline, runPipeline, type Pass, type PassDump, type PassOptions, type PassTiming, type PipelineOptions } from '@syncopate/passes';
-import { CompileError } from './errors.js';
+import { CompileError } from './compile-error.js';
 import { defaultPipeline } from './pipeline.js';
 
 export interface CompileOptions {

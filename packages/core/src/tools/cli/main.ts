@@ -5,8 +5,8 @@
  * what and gives 1; any other error is one line and 1 (its stack too with `SYNCOPATE_DEBUG=1`).
  */
 import { formatDiagnostic, IRVerifyError } from '@syncopate/ir';
-import { CompileError } from '../errors.js';
-import { UsageError } from '../workloads/index.js';
+import { CompileError } from '../../api/compile-error.js';
+import { UsageError } from '../../workloads/index.js';
 import { parseCommandLine, type Command } from './args.js';
 import { benchCommandRun } from './bench-command.js';
 import { compileCommand, runCommand, type CliIO } from './commands.js';

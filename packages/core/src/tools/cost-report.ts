@@ -8,7 +8,8 @@ import type { ChunkPlan, Module } from '@syncopate/ir';
 import { placeRanks } from '@syncopate/runtime';
 import { formatBenchMs, type BenchReport } from './bench.js';
 import { fitParams, predict, shareOfDevice, shareOfQueue, workloadGeometry, type CostModelParams, type Prediction, type WorkloadGeometry } from './cost-model.js';
-import { getWorkload, type RunOptions } from './workloads/index.js';
+import { getWorkload } from '../workloads/index.js';
+import { type RunOptions } from './run-report.js';
 
 export const PROJECTED_RANKS = [8, 16, 64] as const;
 

@@ -4,7 +4,7 @@
  * takes milliseconds, far less than a clock change: the ratio of two parts in one round compares them
  * at one clock state.
  */
-import { mulberry32, shuffled } from './workloads/random.js';
+import { mulberry32, shuffled } from '../workloads/random.js';
 
 /** A part: one run, its milliseconds. */
 export type TimedPart = () => Promise<number>;

@@ -5,56 +5,23 @@
  * outputs checked against the workload's CPU reference.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { emitFusedKernel, emitPlacedKernels, type CodegenOptions, type DeviceView, type FusedKernel, type PlacedKernels } from '@syncopate/backends';
-import { hasRobustness, openDevices, openGpu, placeRanks, requestDevice, type DeviceHandle, type OpenGpuOptions, type RunResult } from '@syncopate/runtime';
-import { compileOrThrow, type CompiledKernel } from './compile.js';
-import { devicesOf } from './run-devices.js';
-import { CompileError } from './errors.js';
-import { PlacedSession, type PlacedSessionOptions } from './placed-session.js';
-import { FusedSession, type FusedRun } from './session.js';
+import { emitPlacedKernels, type CodegenOptions, type DeviceView, type PlacedKernels } from '@syncopate/backends';
+import { hasRobustness, openDevices, placeRanks, type DeviceHandle, type RunResult } from '@syncopate/runtime';
+import { compileOrThrow, type CompiledKernel } from '../api/compile.js';
+import { devicesOf } from '../api/run-devices.js';
+import { CompileError } from '../api/compile-error.js';
+import { PlacedSession, type PlacedSessionOptions } from '../api/placed-session.js';
+import { FusedSession } from '../api/session.js';
 import { matmulTargetFor } from './matmul-target.js';
 import { summarize, warmUntilSettled } from './stats.js';
 import type { Box, Module } from '@syncopate/ir';
-import { getWorkload, maxAbsError, regionBoxes, UsageError, type BlockShape, type RowSample, type RunOptions, type RunReport, type TensorData, type WorkloadOptions } from './workloads/index.js';
+import { getWorkload, maxAbsError, regionBoxes, UsageError, type BlockShape, type RowSample, type TensorData, type WorkloadOptions } from '../workloads/index.js';
+import { type RunOptions, type RunReport } from './run-report.js';
 
-export type { RunOptions, RunReport } from './workloads/index.js';
-export { ChunkTimeoutError, FusedSession, type FusedRun } from './session.js';
-export { PlacedSession, type PlacedSessionOptions } from './placed-session.js';
-
-/** Lowers a compiled kernel to WGSL; throws `CompileError` with what the backend cannot lower. */
-export function lowerToWgsl(compiled: CompiledKernel, options: CodegenOptions = {}): FusedKernel {
-  const fused = emitFusedKernel(compiled.module, options);
-  if (E.isLeft(fused)) throw new CompileError(fused.left);
-  return fused.right;
-}
-
-export function emitWgsl(compiled: CompiledKernel, options: CodegenOptions = {}): string {
-  return lowerToWgsl(compiled, options).wgsl;
-}
-
-/** Runs a fused kernel once over `inputs` (every tensor, per rank) and reads back the tensors in `read`. */
-export async function runFused(
-  device: DeviceHandle,
-  fused: FusedKernel,
-  inputs: TensorData,
-  read: readonly string[],
-  options: { timeoutMs?: number } = {},
-): Promise<FusedRun> {
-  const session = await FusedSession.open(device, fused, inputs, { ...options, read });
-  try {
-    const run = await session.run();
-    const tensors: TensorData = {};
-    for (const name of read) tensors[name] = await session.read(name);
-    return { tensors, run };
-  } finally {
-    session.destroy();
-  }
-}
-
-/** Opens the first adapter and a device with what the runs need. */
-export async function openDevice(gpu: OpenGpuOptions = {}): Promise<DeviceHandle> {
-  return requestDevice(await openGpu(gpu), { requiredLimits: 'adapter-max' });
-}
+export type { RunOptions, RunReport } from './run-report.js';
+export { ChunkTimeoutError, FusedSession, type FusedRun } from '../api/session.js';
+export { PlacedSession, type PlacedSessionOptions } from '../api/placed-session.js';
+export { emitWgsl, lowerToWgsl, openDevice, runFused } from '../api/fused.js';
 
 /** The adapter a run used, as reports and the tune cache name it: `NVIDIA H100 ... (x2)` for two devices. */
 export function adapterLabel(device: DeviceHandle, devices = 1): string {

@@ -1,6 +1,7 @@
 /** The text of `syncopate help`. */
-import { defaultPipeline } from '../pipeline.js';
-import { RUN_BACKENDS, RUN_ORDERS, RUN_TARGETS, WORKLOAD_NAMES, workloads } from '../workloads/index.js';
+import { defaultPipeline } from '../../api/pipeline.js';
+import { WORKLOAD_NAMES, workloads } from '../../workloads/index.js';
+import { RUN_BACKENDS, RUN_ORDERS, RUN_TARGETS } from '../run-report.js';
 import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS } from '../autotune.js';
 import { DEFAULT_BENCH_RUNS, DEFAULT_BENCH_WARMUP, DEFAULT_TUNE_RUNS } from './bench-args.js';
 import { DEFAULT_SEED, DEFAULT_TIMED_RUNS, EMITS, WARMUP_RUNS } from './args.js';

@@ -18,7 +18,7 @@ import {
   type Module,
 } from '@syncopate/ir';
 import { attachPlan, PlanFormatError, planFromJson } from '@syncopate/passes';
-import { UsageError } from '../workloads/index.js';
+import { UsageError } from '../../workloads/index.js';
 import type { CompileCommand } from './args.js';
 import { findJsonSyntaxError } from './json-error.js';
 

@@ -28,10 +28,11 @@
  * tune; `tune` throws only when no candidate verified.
  */
 import { benchPhasings, candidateBackend } from './bench.js';
-import { devicesOf } from './run-devices.js';
+import { devicesOf } from '../api/run-devices.js';
 import { runWorkload, type RunWorkloadOptions } from './run.js';
 import { sameBlock, tuneBlocks } from './tune-blocks.js';
-import { getWorkload, PLAN_WORKLOADS, RUN_ORDERS, type BlockShape, type GatherPlan, type ReductionPlan, type RunOrder } from './workloads/index.js';
+import { getWorkload, PLAN_WORKLOADS, type BlockShape, type GatherPlan, type ReductionPlan } from '../workloads/index.js';
+import { RUN_ORDERS, type RunOrder } from './run-report.js';
 
 export { blockLabel, tuneBlocks } from './tune-blocks.js';
 

@@ -5,7 +5,7 @@
  * then 128x128x16, and 64x64x32, the tile each path had before. Other devices may rank them
  * differently, which is why they are timed rather than chosen here.
  */
-import { shrinkBlock, type BlockShape, type WorkloadDType, type WorkloadName, type WorkloadShape } from './workloads/index.js';
+import { shrinkBlock, type BlockShape, type WorkloadDType, type WorkloadName, type WorkloadShape } from '../workloads/index.js';
 
 const F16_TILES: readonly BlockShape[] = [
   { m: 128, n: 128, k: 64 },
