@@ -1,6 +1,7 @@
 export * from './types.js';
 export * from './affine.js';
 export * from './box.js';
+export * from './box-index.js';
 export * from './builder.js';
 export * from './diagnostics.js';
 export * from './errors.js';

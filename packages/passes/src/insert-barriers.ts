@@ -112,6 +112,20 @@ export function barrierInsertions(module: Module): Insertion[] {
   return [...waits, ...arrives];
 }
 
+/** Bodies barrier insertion made, each to the body it was given (one without waits or arrives). */
+const barrierFree = new WeakMap<readonly Op[], readonly Op[]>();
+
+/**
+ * The body `body` was before barrier insertion, where this pass made it from one without waits or
+ * arrives: the same body less those ops, whose analyses (memoised per body) the passes have already
+ * run, so a backend that wants the alignment need not work it out again.
+ */
+export function bodyBeforeBarriers(body: readonly Op[]): readonly Op[] | undefined {
+  return barrierFree.get(body);
+}
+
+const hasBarriers = (ops: readonly Op[]): boolean => ops.some((op) => op.op === 'wait' || op.op === 'arrive' || (op.op === 'for' && hasBarriers(op.body)));
+
 export const insertBarriers: Pass = definePass(
   'insert-barriers',
   'inserts a guarded wait before each first read of a chunk (hoisted out of loops it does not depend on) and an arrive after the last store into it',
@@ -119,6 +133,7 @@ export const insertBarriers: Pass = definePass(
     const insertions = barrierInsertions(module);
     // Frozen before it joins the draft, so that immer need not walk the new ops to finalize it.
     const body = deepFreeze(rebuild(module.kernel.body, [], insertions));
+    if (!hasBarriers(module.kernel.body)) barrierFree.set(body, module.kernel.body);
     return E.right(
       editModule(module, (draft) => {
         draft.kernel.body = castDraft(body);

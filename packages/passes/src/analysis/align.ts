@@ -6,7 +6,7 @@
 import type { AffineRange, Box, ChunkDecl, Module } from '@syncopate/ir';
 import { boundingBox, intersect, volume } from '@syncopate/ir';
 import { accessSites, siteForRank, type AccessSite } from './access-sites.js';
-import { touch, touchesByEnumeration } from './touch.js';
+import { touch, touchesByEnumeration, type Touch } from './touch.js';
 
 /** One access site meeting one chunk. */
 export interface ChunkUse {
@@ -47,12 +47,18 @@ export function alignChunks(module: Module): Alignment {
   const waits: ChunkUse[] = [];
   const stores: ChunkUse[] = [];
   for (const site of sites) {
+    // An all-gather sends each shard to every other rank: where the site does not depend on the
+    // rank, the chunks of one region touch it alike, so each region is worked out once.
+    const touches = new Map<string, Touch | undefined>();
     for (const chunk of module.chunks) {
       if (chunk.tensor !== site.tensor.name) continue;
       // A load waits on the chunk's destination rank, a store completes it on its source rank. (A
       // reduce-add's landing stores, on its destination, are taken to be the same tiles: true for
       // kernels whose stores do not depend on the rank.)
-      const t = touch(module, siteForRank(module, site, site.kind === 'load' ? chunk.dst : chunk.src), chunk.region);
+      const mine = siteForRank(module, site, site.kind === 'load' ? chunk.dst : chunk.src);
+      const key = `${mine === site ? '' : mine.offsets.map((e) => e.constant).join()}|${chunk.region.lo.join()}|${chunk.region.hi.join()}`;
+      let t = touches.get(key);
+      if (t === undefined && !touches.has(key)) touches.set(key, (t = touch(module, mine, chunk.region)));
       if (!t) continue;
       (site.kind === 'load' ? waits : stores).push({ site, chunk, ...t });
     }

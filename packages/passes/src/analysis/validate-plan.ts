@@ -6,6 +6,7 @@
  * Each diagnostic names the chunk, the tile and the region.
  */
 import {
+  BoxIndex,
   contains,
   cover,
   error,
@@ -41,6 +42,8 @@ interface PlanIndex {
   readonly landing: ReadonlyMap<string, ReadonlyMap<number, readonly ChunkDecl[]>>;
   /** Each chunk's place in its landing list. */
   readonly place: ReadonlyMap<ChunkDecl, number>;
+  /** The landing lists indexed by region, made when first asked for (see `landingMeeting`). */
+  readonly landingIndexes: Map<readonly ChunkDecl[], BoxIndex<ChunkDecl>>;
   /** Tensor → rank → what the rank owns (`ownedBox`). */
   readonly owned: ReadonlyMap<string, readonly Box[]>;
   readonly tensors: ReadonlyMap<string, TensorDecl>;
@@ -65,7 +68,7 @@ function planIndex(module: Module): PlanIndex {
   const owned = new Map(
     module.tensors.map((t) => [t.name, Array.from({ length: module.ranks }, (_, rank) => ownedBox(t.shape, t.distribution, module.ranks, rank))]),
   );
-  const index = { landing, place, owned, tensors };
+  const index = { landing, place, landingIndexes: new Map(), owned, tensors };
   planIndexes.set(module, index);
   return index;
 }
@@ -73,6 +76,19 @@ function planIndex(module: Module): PlanIndex {
 /** The chunks landing in `rank`'s copy of `tensor`, in plan order. */
 function landingIn(index: PlanIndex, tensor: string, rank: number): readonly ChunkDecl[] {
   return index.landing.get(tensor)?.get(rank) ?? [];
+}
+
+/**
+ * The places (in `landingIn`'s list) of the chunks landing in `rank`'s copy of `tensor` whose regions
+ * meet `box`, in plan order: each rank receives a chunk from every other, so a pass over the list
+ * per chunk made the checks cubic in the ranks.
+ */
+function landingMeeting(index: PlanIndex, tensor: string, rank: number, box: Box): number[] {
+  const list = landingIn(index, tensor, rank);
+  if (list.length === 0) return [];
+  let found = index.landingIndexes.get(list);
+  if (!found) index.landingIndexes.set(list, (found = new BoxIndex(list, (c) => c.region)));
+  return found.meetingPositions(box);
 }
 
 /** What `rank` owns of `tensor`; undefined for an unknown tensor. */
@@ -87,12 +103,14 @@ function owned(module: Module, index: PlanIndex, tensor: string, rank: number): 
  */
 function partitions(target: Box, boxes: readonly Box[]): boolean {
   let covered = 0;
-  for (let i = 0; i < boxes.length; i++) {
-    if (!contains(target, boxes[i]!)) return false;
-    for (let j = 0; j < i; j++) if (overlaps(boxes[i]!, boxes[j]!)) return false;
-    covered += volume(boxes[i]!);
+  for (const b of boxes) {
+    if (!contains(target, b)) return false;
+    covered += volume(b);
   }
-  return covered === volume(target);
+  if (covered !== volume(target)) return false;
+  // No two overlap: each box meets no other (looked up, not compared pair by pair).
+  const index = new BoxIndex(boxes, (b) => b);
+  return boxes.every((b, i) => index.meetingPositions(b).every((j) => j === i));
 }
 
 /**
@@ -148,9 +166,10 @@ export function checkOverlaps(module: Module): Diagnostic[] {
     }
     // The later chunks of the plan landing on the same rank and tensor, in plan order.
     const sameLanding = landingIn(index, a.tensor, a.dst);
-    for (let k = index.place.get(a)! + 1; k < sameLanding.length; k++) {
+    const place = index.place.get(a)!;
+    for (const k of landingMeeting(index, a.tensor, a.dst, a.region)) {
+      if (k <= place) continue;
       const b = sameLanding[k]!;
-      if (!overlaps(a.region, b.region)) continue;
       const commuting = a.kind === 'reduce-add' && b.kind === 'reduce-add';
       const ordered = a.step !== b.step && (a.kind === 'reduce-add' || b.kind === 'reduce-add');
       if (commuting || ordered) continue;
@@ -178,9 +197,12 @@ export function checkAvailability(module: Module): Diagnostic[] {
     if (c.kind !== 'copy') continue;
     const mine = owned(module, index, c.tensor, c.src);
     if (!mine || contains(mine, c.region)) continue;
+    // Only chunks that meet the region can hold it or take part of it away.
+    const landed = landingIn(index, c.tensor, c.src);
     const received: Box[] = [];
     let forwarded = false;
-    for (const d of landingIn(index, c.tensor, c.src)) {
+    for (const k of landingMeeting(index, c.tensor, c.src, c.region)) {
+      const d = landed[k]!;
       if (d.step >= c.step) continue;
       received.push(d.region);
       forwarded ||= contains(d.region, c.region);
@@ -287,27 +309,48 @@ export function checkStoreConflicts(module: Module): Diagnostic[] {
 export function waitGraph(module: Module): Map<ChunkDecl, ChunkDecl[]> {
   const { waits, stores } = alignChunks(module);
   const graph = new Map<ChunkDecl, ChunkDecl[]>(module.chunks.map((c) => [c, []]));
+  // Each node's targets as a set too: `includes` on the list made dense graphs quadratic per node.
+  const targets = new Map<ChunkDecl, Set<ChunkDecl>>();
   const edge = (c: ChunkDecl, d: ChunkDecl) => {
-    const out = graph.get(c)!;
-    if (!out.includes(d)) out.push(d);
+    const seen = targets.get(c) ?? new Set<ChunkDecl>();
+    targets.set(c, seen);
+    if (seen.has(d)) return;
+    seen.add(d);
+    graph.get(c)!.push(d);
   };
   const index = planIndex(module);
   for (const c of module.chunks) {
-    // The chunks received where c is sent from, in plan order.
-    for (const d of landingIn(index, c.tensor, c.src)) {
-      if (d.step < c.step && overlaps(c.region, d.region)) edge(c, d);
+    // The chunks received where c is sent from that meet it, in plan order.
+    const landed = landingIn(index, c.tensor, c.src);
+    for (const k of landingMeeting(index, c.tensor, c.src, c.region)) {
+      if (landed[k]!.step < c.step) edge(c, landed[k]!);
     }
   }
+  // The waits on each rank, in alignment order: a store meets only those of its chunk's two ends.
+  const waitsOn = new Map<number, number[]>();
+  waits.forEach((w, i) => {
+    const list = waitsOn.get(w.chunk.dst);
+    if (list) list.push(i);
+    else waitsOn.set(w.chunk.dst, [i]);
+  });
   for (const s of stores) {
     const c = s.chunk;
-    for (const w of waits) {
-      const d = w.chunk;
-      const producerWaits = d.dst === c.src;
-      const landingWaits = c.kind === 'reduce-add' && d.dst === c.dst;
-      if ((producerWaits || landingWaits) && tilesMeet(s, w)) edge(c, d);
+    const producer = waitsOn.get(c.src) ?? [];
+    const landing = c.kind === 'reduce-add' && c.dst !== c.src ? (waitsOn.get(c.dst) ?? []) : [];
+    for (const i of mergeAscending(producer, landing)) {
+      if (tilesMeet(s, waits[i]!)) edge(c, waits[i]!.chunk);
     }
   }
   return graph;
+}
+
+/** Two ascending lists as one ascending list. */
+function mergeAscending(a: readonly number[], b: readonly number[]): number[] {
+  if (b.length === 0) return a as number[];
+  const out: number[] = [];
+  let [i, j] = [0, 0];
+  while (i < a.length || j < b.length) out.push(j >= b.length || (i < a.length && a[i]! < b[j]!) ? a[i++]! : b[j++]!);
+  return out;
 }
 
 export function checkCycles(module: Module): Diagnostic[] {

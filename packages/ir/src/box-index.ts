@@ -1,0 +1,67 @@
+/**
+ * Boxes sorted along one axis, to find those that meet a box without a pass over all of them. A chunk
+ * plan at 64 ranks has thousands of chunks, and each rank receives one from every other: checks that
+ * compared each chunk with those of its rank were cubic in the ranks. The axis is the one where the
+ * boxes start at the most places (rows for a gather's shards, columns for gemv-ar's slabs).
+ */
+import type { Box } from './types.js';
+import { overlaps } from './box.js';
+
+export class BoxIndex<T> {
+  /** Positions in `items`, by where their boxes start along the axis. */
+  private readonly sorted: Int32Array;
+  private readonly starts: Float64Array;
+  private readonly axis: number;
+  /** The longest extent along the axis: a box meeting [lo, hi) starts after lo − longest. */
+  private readonly longest: number;
+
+  constructor(
+    private readonly items: readonly T[],
+    private readonly boxOf: (item: T) => Box,
+  ) {
+    const axes = items.length > 0 ? boxOf(items[0]!).lo.length : 0;
+    let axis = 0;
+    let most = -1;
+    for (let a = 0; a < axes; a++) {
+      const starts = new Set(items.map((x) => boxOf(x).lo[a])).size;
+      if (starts > most) [axis, most] = [a, starts];
+    }
+    this.axis = axis;
+    const lo = (i: number) => boxOf(items[i]!).lo[axis] ?? 0;
+    this.sorted = Int32Array.from(items.keys()).sort((i, j) => lo(i) - lo(j) || i - j);
+    this.starts = Float64Array.from(this.sorted, lo);
+    let longest = 0;
+    for (const x of items) {
+      const b = boxOf(x);
+      longest = Math.max(longest, (b.hi[axis] ?? 1) - (b.lo[axis] ?? 0));
+    }
+    this.longest = longest;
+  }
+
+  /** Positions (in `items`) of the items whose boxes share a point with `box`, in ascending order. */
+  meetingPositions(box: Box): number[] {
+    const [lo, hi] = [box.lo[this.axis] ?? 0, box.hi[this.axis] ?? 1];
+    const out: number[] = [];
+    for (let k = this.firstAt(lo - this.longest); k < this.sorted.length && this.starts[k]! < hi; k++) {
+      const i = this.sorted[k]!;
+      if (overlaps(this.boxOf(this.items[i]!), box)) out.push(i);
+    }
+    return out.sort((a, b) => a - b);
+  }
+
+  /** The items whose boxes share a point with `box`, in the order of `items`. */
+  meeting(box: Box): T[] {
+    return this.meetingPositions(box).map((i) => this.items[i]!);
+  }
+
+  /** The first place whose box starts after `x` along the axis. */
+  private firstAt(x: number): number {
+    let [lo, hi] = [0, this.sorted.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.starts[mid]! <= x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
