@@ -6,3 +6,4 @@ export * from './wgsl/matmul-strategy.js';
 export { NEVER, type DeviceView, type PhaseView } from './placement/device-view.js';
 export { chunkRoutes, planPhases, PhaseError, type ChunkRoute, type PhasePlan } from './placement/phases.js';
 export { chunkTransfer, type ChunkTransfer, type ByteRun } from './placement/transfers.js';
+export { placedTransfers, TransferAlignmentError, type PlacedTransfer, type TransferPlacement } from './placement/aligned-transfers.js';

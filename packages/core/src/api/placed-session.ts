@@ -5,7 +5,7 @@
  * phase it starts the transfers of the chunks that phase completed. So the copy of one phase's
  * chunks overlaps the next phases' compute on both devices.
  */
-import { chunkTransfer, type ByteRun, type ChunkTransfer, type PlacedKernels } from '@syncopate/backends';
+import { placedTransfers, TransferAlignmentError, type ByteRun, type PlacedKernels, type PlacedTransfer } from '@syncopate/backends';
 import type { Module } from '@syncopate/ir';
 import * as RNEA from 'fp-ts/lib/ReadonlyNonEmptyArray.js';
 import { GpuTimeoutError, PeerCopier, type DeviceHandle, type PeerCopierOptions, type RunResult } from '@syncopate/runtime';
@@ -21,13 +21,21 @@ interface Deferred {
 }
 
 /** A chunk's bytes, the devices it goes between and the ranks it goes between (for errors). */
-interface Route extends ChunkTransfer {
-  readonly from: number;
-  readonly to: number;
+interface Route extends PlacedTransfer {
   readonly fromRank: number;
   readonly toRank: number;
   /** The destination's phase that waits for it. */
   readonly landsBefore: number;
+}
+
+/** Each crossing chunk's runs in whole words; what cannot be moved so is the caller's to change (UsageError). */
+function aligned(module: Module, placed: PlacedKernels): Map<number, PlacedTransfer> {
+  try {
+    return placedTransfers(module, placed);
+  } catch (e) {
+    if (e instanceof TransferAlignmentError) throw new UsageError(e.message);
+    throw e;
+  }
 }
 
 /** Byte runs sorted, and those that overlap or touch made one (two chunks may carry the same bytes). */
@@ -39,6 +47,16 @@ function mergeRuns(runs: readonly ByteRun[]): ByteRun[] {
     else merged.push(r);
   }
   return merged;
+}
+
+/** Whether two sorted, merged lists of byte runs share a byte. */
+function runsOverlap(a: readonly ByteRun[], b: readonly ByteRun[]): boolean {
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    if (a[i]!.offset + a[i]!.bytes <= b[j]!.offset) i++;
+    else if (b[j]!.offset + b[j]!.bytes <= a[i]!.offset) j++;
+    else return true;
+  }
+  return false;
 }
 
 function deferred(): Deferred {
@@ -91,14 +109,12 @@ export class PlacedSession {
     if (devices.length < placed.devices.length) {
       throw new UsageError(`the kernels are placed on ${placed.devices.length} devices, but ${devices.length} were given`);
     }
-    const tensors = placed.devices[0]!.kernel.tensors;
     const transfers = new Map<number, Route>();
-    module.chunks.forEach((c, i) => {
-      const [from, to] = [placed.rankDevice[c.src]!, placed.rankDevice[c.dst]!];
-      if (from === to) return;
-      const landsBefore = placed.devices[to]!.view.phases.findIndex((p) => p.lands.includes(i));
-      transfers.set(i, { ...chunkTransfer(c, i, tensors.find((t) => t.name === c.tensor)!), from, to, fromRank: c.src, toRank: c.dst, landsBefore });
-    });
+    for (const [i, t] of aligned(module, placed)) {
+      const c = module.chunks[i]!;
+      const landsBefore = placed.devices[t.to]!.view.phases.findIndex((p) => p.lands.includes(i));
+      transfers.set(i, { ...t, fromRank: c.src, toRank: c.dst, landsBefore });
+    }
     const sessions: FusedSession[] = [];
     try {
       for (const [d, { kernel }] of placed.devices.entries()) sessions.push(await session(devices[d]!, kernel));
@@ -148,22 +164,29 @@ export class PlacedSession {
     // should not wait for what a later phase needs. The earliest landing goes first. A plan cut for
     // overlap submits compute beside its transfers (PeerCopierOptions.besideCompute).
     const flow = this.placed.phases?.phasing === 'sequential' ? 'alone' : 'beside-compute';
+    // Transfers started, by destination and tensor: one whose bytes overlap an earlier one's (an f16
+    // run widened to whole words, aligned-transfers.ts) writes after it, so the later read wins.
+    const started: { readonly key: string; readonly runs: readonly ByteRun[]; readonly settled: Promise<void> }[] = [];
     const send = (chunks: readonly number[]): Promise<void>[] => {
       const routes = chunks.map((c) => this.transfers.get(c)!).sort((a, b) => a.landsBefore - b.landsBefore);
       return Object.values(RNEA.groupBy((t: Route) => `${t.to} ${t.tensor} ${t.landsBefore}`)(routes)).map((group) => {
         const { from, to, tensor } = RNEA.head(group);
-        const transfer = this.copier
-          .copyRuns(
+        const runs = mergeRuns(group.flatMap((t) => t.runs));
+        const copy = () =>
+          this.copier.copyRuns(
             { device: this.devices[from]!, buffer: this.sessions[from]!.tensorBuffer(tensor) },
             { device: this.devices[to]!, buffer: this.sessions[to]!.tensorBuffer(tensor) },
-            mergeRuns(group.flatMap((t) => t.runs)),
+            runs,
             // Without the tiles' phases after them, a transfer's end is only seen when its bytes are there.
             overlap && !options.communicationOnly ? 'submitted' : 'done',
             record && ((stages) => group.forEach((t) => record.transfers.push({ ...stages, chunk: t.chunk, name: t.name, from, to, bytes: t.bytes, byteRuns: t.runs.length }))),
             `of ${group.map((t) => `chunk ${t.chunk} %${t.name} (rank ${t.fromRank} -> rank ${t.toRank})`).join(', ')}`,
             flow,
-          )
-          .then(() => group.forEach((t) => landed.get(t.chunk)!.resolve()), fail);
+          );
+        const key = `${to} ${tensor}`;
+        const earlier = started.filter((t) => t.key === key && runsOverlap(t.runs, runs)).map((t) => t.settled);
+        const transfer = (earlier.length === 0 ? copy() : Promise.all(earlier).then(copy)).then(() => group.forEach((t) => landed.get(t.chunk)!.resolve()), fail);
+        started.push({ key, runs, settled: transfer });
         transfers.push(transfer);
         return transfer;
       });
