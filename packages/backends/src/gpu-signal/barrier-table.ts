@@ -331,7 +331,15 @@ function waitRows(module: Module): Map<number, StoreRows | undefined> {
     if (known) known.sites.push(u.site);
     else uses.set(u.chunk.value.id, { dst: u.chunk.dst, sites: [u.site] });
   }
-  return new Map([...uses].map(([id, { dst, sites }]) => [id, siteRows(module, sites, 0, dst)]));
+  // Thousands of chunks, read through a site or two: each (sites, rank) worked out once.
+  const bySites = new Map<string, StoreRows | undefined>();
+  const rows = new Map<number, StoreRows | undefined>();
+  for (const [id, { dst, sites }] of uses) {
+    const key = `${sites.map((x) => x.index).join()}/${dst}`;
+    if (!bySites.has(key)) bySites.set(key, siteRows(module, sites, 0, dst));
+    rows.set(id, bySites.get(key));
+  }
+  return rows;
 }
 
 /**

@@ -20,7 +20,7 @@
  * read-modify-write of the destination. Only reduce-adds whose regions overlap without being equal
  * (cut differently) still take a lock per part.
  */
-import { dtypeBytes, evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module, type Op } from '@syncopate/ir';
+import { BoxIndex, dtypeBytes, evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module, type Op } from '@syncopate/ir';
 import { arrivalTiles, type AccessSite } from '@syncopate/passes';
 import { alignedModule } from './alignment.js';
 
@@ -174,72 +174,27 @@ function partCut(chunk: ChunkDecl, partElements: number, tile?: { rows: StoreRow
 function rereadTensors(chunks: readonly ChunkDecl[]): Set<string> {
   // The chunks that read each (tensor, rank), indexed: looked up per chunk, not a pass over all chunks each.
   const pairs = chunks.flatMap((a) => (a.kind === 'reduce-add' && a.dst !== a.src ? [[a, a.src], [a, a.dst]] as const : [[a, a.src]] as const));
-  const readers = new Map([...groupBy(pairs, ([a, rank]) => `${a.tensor}/${rank}`)].map(([k, list]) => [k, new RowIndex(list.map(([a]) => a))]));
+  const readers = new Map([...groupBy(pairs, ([a, rank]) => `${a.tensor}/${rank}`)].map(([k, list]) => [k, readerIndex(list.map(([a]) => a))]));
   const tensors = new Set<string>();
   for (const b of chunks) {
     if (tensors.has(b.tensor)) continue;
     const index = readers.get(`${b.tensor}/${b.dst}`);
     // Only a chunk read both before and after it can be reread: most are not, and need no search.
     if (!index || index.firstStep >= b.step || index.lastStep <= b.step) continue;
-    const read = index.meeting(b.region);
+    const read = index.chunks.meeting(b.region);
     if (read.some((a) => a.step < b.step) && read.some((c) => c.step > b.step)) tensors.add(b.tensor);
   }
   return tensors;
 }
 
-/**
- * Chunks sorted along one axis, to find those whose regions meet a box without a pass over all of
- * them: a chunk plan at 64 ranks has thousands of chunks, and a pass per chunk over those of a rank
- * made `chunkTable` the bulk of the emission there. The axis is the one where the chunks start at
- * the most places (rows for a gather's shards, columns for gemv-ar's slabs).
- */
-class RowIndex {
-  private readonly sorted: readonly ChunkDecl[];
-  private readonly axis: number;
-  private readonly longest: number;
-  /** The earliest and latest steps of the chunks. */
-  readonly firstStep: number;
-  readonly lastStep: number;
-
-  constructor(chunks: readonly ChunkDecl[]) {
-    const axes = chunks[0]?.region.lo.length ?? 0;
-    const starts = (axis: number) => new Set(chunks.map((c) => c.region.lo[axis])).size;
-    this.axis = [...Array(axes).keys()].reduce((best, axis) => (starts(axis) > starts(best) ? axis : best), 0);
-    const lo = (c: ChunkDecl) => c.region.lo[this.axis] ?? 0;
-    this.sorted = [...chunks].sort((a, b) => lo(a) - lo(b));
-    this.longest = Math.max(0, ...chunks.map((c) => (c.region.hi[this.axis] ?? 1) - lo(c)));
-    this.firstStep = Math.min(...chunks.map((c) => c.step));
-    this.lastStep = Math.max(...chunks.map((c) => c.step));
-  }
-
-  /** The chunks whose regions meet `box`, in the order of their start along the axis. */
-  meeting(box: Box): ChunkDecl[] {
-    const [lo, hi] = [box.lo[this.axis] ?? 0, box.hi[this.axis] ?? 1];
-    // A chunk meets box along the axis only if it starts after lo − longest and before hi.
-    const out: ChunkDecl[] = [];
-    for (let i = this.firstAt(lo - this.longest + 1); i < this.sorted.length && (this.sorted[i]!.region.lo[this.axis] ?? 0) < hi; i++) {
-      if (meets(this.sorted[i]!.region, box)) out.push(this.sorted[i]!);
-    }
-    return out;
-  }
-
-  /** The first position whose chunk starts at or after `x` along the axis. */
-  private firstAt(x: number): number {
-    let [lo, hi] = [0, this.sorted.length];
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((this.sorted[mid]!.region.lo[this.axis] ?? 0) < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
+/** The chunks that read one rank's copy of a tensor, indexed by region, and their first and last steps. */
+function readerIndex(chunks: readonly ChunkDecl[]): { chunks: BoxIndex<ChunkDecl>; firstStep: number; lastStep: number } {
+  let [firstStep, lastStep] = [Infinity, -Infinity];
+  for (const c of chunks) [firstStep, lastStep] = [Math.min(firstStep, c.step), Math.max(lastStep, c.step)];
+  return { chunks: new BoxIndex(chunks, regionOf), firstStep, lastStep };
 }
 
-/** `intersect(a, b) !== undefined` without building the box: run once per pair of chunks of a rank. */
-function meets(a: Box, b: Box): boolean {
-  for (let i = 0; i < a.lo.length; i++) if (Math.min(a.hi[i]!, b.hi[i]!) <= Math.max(a.lo[i]!, b.lo[i]!)) return false;
-  return true;
-}
+const regionOf = (c: ChunkDecl): Box => c.region;
 
 /** `items` by `key`, each list in the order of `items`. */
 function groupBy<T>(items: readonly T[], key: (x: T) => string | number): Map<string | number, T[]> {
@@ -373,7 +328,7 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
   // Forwarding: a part of c waits for every part of a feeder chunk whose region it overlaps.
   // `d` feeds `c` only if it lands on c's source and meets its region: look those up rather than pass
   // over every pair. (Which feeder comes first does not matter: each counts on its own parts.)
-  const landing = new Map([...groupBy(chunks, (d) => `${d.tensor}/${d.dst}`)].map(([k, list]) => [k, new RowIndex(list)]));
+  const landing = new Map([...groupBy(chunks, (d) => `${d.tensor}/${d.dst}`)].map(([k, list]) => [k, new BoxIndex(list, regionOf)]));
   const entryOf = new Map(entries.map((e) => [e.chunk, e]));
   for (const c of entries) {
     for (const d of (landing.get(`${c.chunk.tensor}/${c.chunk.src}`)?.meeting(c.chunk.region) ?? []).map((x) => entryOf.get(x)!)) {

@@ -83,8 +83,13 @@ function loopContext(op: ForOp): LoopContext {
   return { iv: op.inductionVar, lower: op.lower, upper: op.upper, step: op.step };
 }
 
+/** `rankIds` by kernel body: `siteForRank` asks once per site and chunk. */
+const rankIdsCache = new WeakMap<readonly Op[], ReadonlySet<number>>();
+
 /** Ids of the kernel's `rank_id` values. */
-function rankIds(module: Module): Set<number> {
+function rankIds(module: Module): ReadonlySet<number> {
+  const known = rankIdsCache.get(module.kernel.body);
+  if (known) return known;
   const ids = new Set<number>();
   const walk = (ops: readonly Op[]) =>
     ops.forEach((op) => {
@@ -92,6 +97,7 @@ function rankIds(module: Module): Set<number> {
       if (op.op === 'for') walk(op.body);
     });
   walk(module.kernel.body);
+  rankIdsCache.set(module.kernel.body, ids);
   return ids;
 }
 
