@@ -16,6 +16,7 @@ export { fromHalfBits, toHalfBits } from './api/half.js';
 // the workload library
 export * from './workloads/index.js';
 export * from './layers/index.js';
+export * from './layers/check.js';
 // tools
 export * from './tools/run.js';
 export { RUN_BACKENDS, RUN_ORDERS, RUN_TARGETS, type RunBackend, type RunOrder, type RunTarget } from './tools/run-report.js';
@@ -30,3 +31,4 @@ export * from './tools/transfer-plan.js';
 export * from './tools/autotune.js';
 export * from './tools/cost-model.js';
 export * from './tools/cost-report.js';
+export * from './tools/tp-layer-runner.js';

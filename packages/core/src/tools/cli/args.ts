@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { MATMUL_TARGET_NAMES, type MatmulTargetName } from '@syncopate/backends';
 import { defaultPipeline } from '../../api/pipeline.js';
 import { benchCommand, tuneCommand, type BenchCommand, type TuneCommand } from './bench-args.js';
+import { LAYER_NAME, layerCommand, type LayerCommand } from './layer-args.js';
 import { COLLECTIVE_PLANS, getWorkload, PLAN_WORKLOADS, UsageError, type GatherPlan, type ReductionPlan, type Workload, type WorkloadDType, type WorkloadOptions } from '../../workloads/index.js';
 import { RUN_BACKENDS, RUN_ORDERS, RUN_TARGETS, type RunBackend, type RunOptions, type RunOrder, type RunTarget } from '../run-report.js';
 
@@ -50,7 +51,7 @@ export interface RunCommand {
   readonly dumpWgsl?: string;
 }
 
-export type Command = { readonly kind: 'help' } | CompileCommand | RunCommand | BenchCommand | TuneCommand;
+export type Command = { readonly kind: 'help' } | CompileCommand | RunCommand | BenchCommand | TuneCommand | LayerCommand;
 
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
@@ -82,6 +83,13 @@ const OPTIONS = {
   target: { type: 'string' },
   'no-robustness': { type: 'boolean' },
   'verify-rows': { type: 'string' },
+  seq: { type: 'string' },
+  hidden: { type: 'string' },
+  heads: { type: 'string' },
+  'head-dim': { type: 'string' },
+  ffn: { type: 'string' },
+  variant: { type: 'string' },
+  check: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -268,6 +276,11 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (values.help || command === undefined || command === 'help') return { kind: 'help' };
   if (command !== 'compile' && command !== 'run' && command !== 'bench' && command !== 'tune') {
     throw new UsageError(`unknown command '${command}'; the commands are ${COMMANDS.join(', ')}`);
+  }
+  if (name === LAYER_NAME) {
+    if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+    if (command === 'compile') throw new UsageError(`${LAYER_NAME} is a program of ten kernels: run, bench and tune take it; compile takes one kernel's workload`);
+    return layerCommand(command, values);
   }
   const allowed = ALLOWED[command];
   for (const option of Object.keys(values) as OptionName[]) {

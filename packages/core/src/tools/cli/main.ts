@@ -11,6 +11,7 @@ import { parseCommandLine, type Command } from './args.js';
 import { benchCommandRun } from './bench-command.js';
 import { compileCommand, runCommand, type CliIO } from './commands.js';
 import { tuneCommandRun } from './tune-command.js';
+import { layerCommandRun } from './layer-command.js';
 import { SourceError } from './source.js';
 import { usage } from './usage.js';
 
@@ -46,6 +47,7 @@ export async function execute(command: Command, io: MainIO): Promise<number> {
     }
     if (command.kind === 'compile') return compileCommand(command, io);
     if (command.kind === 'bench') return await benchCommandRun(command, io);
+    if (command.kind === 'layer') return await layerCommandRun(command, io);
     return command.kind === 'tune' ? await tuneCommandRun(command, io) : await runCommand(command, io);
   } catch (thrown) {
     return reportThrown(thrown, io);

@@ -5,6 +5,7 @@ import { RUN_BACKENDS, RUN_ORDERS, RUN_TARGETS } from '../run-report.js';
 import { DEFAULT_TUNE_CHUNKS, DEFAULT_TUNE_ORDERS } from '../autotune.js';
 import { DEFAULT_BENCH_RUNS, DEFAULT_BENCH_WARMUP, DEFAULT_TUNE_RUNS } from './bench-args.js';
 import { DEFAULT_SEED, DEFAULT_TIMED_RUNS, EMITS, WARMUP_RUNS } from './args.js';
+import { TP_LAYER_DEFAULTS } from './layer-args.js';
 
 export function usage(): string {
   const width = Math.max(...WORKLOAD_NAMES.map((n) => n.length));
@@ -24,6 +25,8 @@ usage:
                                            checked, and its compute alone; print speedups and overlap
   syncopate tune <workload|all> [options]  time the fused kernel at each tile, order and chunk count;
                                            keep the fastest in the tune cache for bench --tuned
+  syncopate run|bench|tune tp-layer [options]
+                                           the tensor-parallel transformer layer (below)
   syncopate help                           this text (also --help, -h)
 
 workloads:
@@ -102,6 +105,20 @@ without --gather, the fastest gathered one-shot too, and gemm-rs and gemv-ar wit
 the fastest with the other reduction too; last, the fastest is timed once more with no
 transfer beside compute (sequential phasing: the sequential variant), the two in 4 x --runs
 alternating rounds, kept where overlap loses
+
+tp-layer: a Megatron sequence-parallel transformer layer of ten kernels (RMSNorm; all-gather +
+QKV GEMM; causal attention; out-projection GEMM + reduce-scatter; residual; RMSNorm; all-gather +
+gate/up GEMM; SiLU·up; down GEMM + reduce-scatter; residual), tensors kept on the devices:
+  --seq S --hidden H --heads N --head-dim D --ffn F
+                            its shape (default S=${TP_LAYER_DEFAULTS.seq} H=${TP_LAYER_DEFAULTS.hidden}, ${TP_LAYER_DEFAULTS.heads} heads of ${TP_LAYER_DEFAULTS.headDim}, F=${TP_LAYER_DEFAULTS.ffn}, ${TP_LAYER_DEFAULTS.ranks} ranks)
+  --ranks, --devices, --dtype, --chunks-per-rank, --gather, --reduction (default ring and one-shot),
+  --seed, --runs (default 10), --warmup (default 2), --json: as above
+  run: --variant fused|sequential (default fused); bench: both, in alternating rounds, with each
+  step alone; tune: the fused layer at each chunk count (--chunks-per-rank C1,..., default 1,2,4),
+  gather and reduction, printing the fastest as a bench command line
+  --check auto|reference|sequential
+                            run, bench: check the output against the CPU reference or against the
+                            sequential layer (default auto: the reference at up to 2e9 multiply-adds)
 
 exit codes: 0 success; 1 the kernel did not compile (or its IR or plan file is malformed),
             a result was wrong, or another error; 2 bad usage (unknown command, workload or

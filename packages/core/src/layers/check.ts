@@ -1,0 +1,53 @@
+/**
+ * Checking a tensor-parallel layer's output: each rank's own rows of the output against an expected
+ * answer (the CPU reference, or another variant's output), as an error relative to the answer's size.
+ */
+import type { TpLayerShape } from './config.js';
+
+/**
+ * The largest |output − expected| a layer may show, relative to max |expected| (about 1.6 with
+ * `tpLayerInputs`: X uniform in [−1, 1), every weight scaled by 1/√fan-in).
+ *
+ * f32: 1e-5. Each value passes through two RMSNorms, five GEMMs, a softmax and a SiLU; f32 rounds by
+ * u = 6e-8 a step, a K-term sum by about √K·u, WGSL's exp and inverseSqrt by a few ulp. Measured at
+ * S = 16, H = 32: 1.1e-7 to 1.8e-7. A step done wrong moves the output by far more (attention without
+ * its causal mask: about 0.1).
+ *
+ * f16: 8·2⁻¹¹ ≈ 3.9e-3. Inputs are halves on both sides; what differs is what the GPU stores in f16
+ * and the reference does not round: the output (2⁻¹¹ relative), X1 (added straight into the output)
+ * and the three GEMM inputs Xn, O and SiLU·up (2⁻¹¹ each, carried through weights of unit norm):
+ * about 5·2⁻¹¹ at worst. Measured at S = 16, H = 32: 5.4e-4 and 7.1e-4.
+ */
+export const TP_LAYER_TOLERANCE = { f32: 1e-5, f16: 8 * 2 ** -11 } as const;
+
+/** Each rank's own S/R rows of the output, from the whole [S, H] copy each rank holds. */
+export function ownRows(copies: readonly Float32Array[], shape: TpLayerShape): Float32Array[] {
+  const rows = shape.shard * shape.hidden;
+  return copies.map((copy, rank) => copy.subarray(rank * rows, (rank + 1) * rows));
+}
+
+export interface LayerError {
+  /** The largest |actual − expected|. */
+  readonly maxAbs: number;
+  /** The largest |expected|. */
+  readonly scale: number;
+  /** maxAbs / scale; NaN where any value is NaN. */
+  readonly relative: number;
+}
+
+/** How far `actual` is from `expected`, rank by rank (each rank's own rows). */
+export function layerError(actual: readonly ArrayLike<number>[], expected: readonly ArrayLike<number>[]): LayerError {
+  if (actual.length !== expected.length) throw new RangeError(`layerError: ${actual.length} ranks against ${expected.length}`);
+  let maxAbs = 0;
+  let scale = 0;
+  actual.forEach((got, rank) => {
+    const want = expected[rank]!;
+    if (got.length !== want.length) throw new RangeError(`layerError: rank ${rank} has ${got.length} values against ${want.length}`);
+    for (let i = 0; i < got.length; i++) {
+      const e = Math.abs(got[i]! - want[i]!);
+      if (Number.isNaN(e) || e > maxAbs) maxAbs = e; // once NaN, it stays: e > NaN is false
+      scale = Math.max(scale, Math.abs(want[i]!));
+    }
+  });
+  return { maxAbs, scale, relative: Number.isNaN(maxAbs) ? NaN : maxAbs / scale };
+}

@@ -1,0 +1,291 @@
+/**
+ * The tensor-parallel layer as a workload of the tools: run it checked (`runTpLayer`), time the fused
+ * layer against the sequential one in the same rounds (`benchTpLayer`), and search its plan options
+ * (`tuneTpLayer`). Each opens its device group, loads what it runs through the public API, and checks
+ * before it times: against the CPU reference where that is cheap, else against the sequential layer's
+ * output at the same shape (the sequential layer moves every chunk between dispatches, so it shares
+ * no overlap logic with the fused one).
+ */
+import { openDeviceGroup, type DeviceGroup } from '../api/index.js';
+import { UsageError } from '../api/usage-error.js';
+import { layerError, ownRows, TP_LAYER_TOLERANCE, type LayerError } from '../layers/check.js';
+import { tpLayerShape, type TpLayerConfig } from '../layers/config.js';
+import { tpLayerInputs } from '../layers/inputs.js';
+import { tpLayerReference } from '../layers/reference.js';
+import { tpLayer, type LoadedTpLayer, type TpLayerTensors, type TpLayerVariant } from '../layers/tp-layer.js';
+import { COLLECTIVE_PLANS, type GatherPlan, type ReductionPlan } from '../workloads/index.js';
+import { adapterLabel } from './run.js';
+import { summarize, type Summary } from './stats.js';
+
+/** What the layer's output is checked against: `auto` takes the CPU reference up to `REFERENCE_MAX_FLOP`. */
+export type TpLayerCheck = 'auto' | 'reference' | 'sequential';
+export const TP_LAYER_CHECKS: readonly TpLayerCheck[] = ['auto', 'reference', 'sequential'];
+
+/**
+ * The default bound on each GPU wait: lavapipe compiles a shader at its first dispatch (tens of seconds
+ * for the layer's larger kernels on a busy 2-core machine), past the runtime's 30 s default.
+ */
+export const LAYER_GPU_WAIT_MS = 120_000;
+
+/** The float64 reference's multiply-adds that `auto` still takes (a few seconds in Node). */
+export const REFERENCE_MAX_FLOP = 2e9;
+
+export interface TpLayerRunOptions {
+  readonly config: TpLayerConfig;
+  /** Devices the ranks are spread over (default 1). */
+  readonly devices?: number;
+  readonly variant?: TpLayerVariant;
+  readonly check?: TpLayerCheck;
+  /** Seed of `tpLayerInputs` (default 1). */
+  readonly seed?: number;
+  /** Timed runs after `warmup` untimed ones (defaults 10 and 2). */
+  readonly runs?: number;
+  readonly warmup?: number;
+  /** The bound on each GPU wait (default `LAYER_GPU_WAIT_MS`). */
+  readonly timeoutMs?: number;
+}
+
+export interface TpLayerCheckResult extends LayerError {
+  readonly against: 'reference' | 'sequential';
+  readonly tolerance: number;
+  readonly verified: boolean;
+}
+
+export interface TpLayerRunReport {
+  readonly layer: 'tp-layer';
+  readonly config: TpLayerConfig;
+  readonly variant: TpLayerVariant;
+  readonly devices: number;
+  readonly adapter: string;
+  readonly check: TpLayerCheckResult;
+  /** Host wall clock around the layer's ten steps, per run. */
+  readonly ms: Summary;
+}
+
+/** The float64 reference's multiply-adds for `config`: the five GEMMs and attention's two products. */
+export function referenceFlop(config: TpLayerConfig): number {
+  const { seq: S, hidden: H, ffn: F } = config;
+  return S * H * (3 * H + H + 2 * F + F) + S * S * H;
+}
+
+function checkAgainst(config: TpLayerConfig, check: TpLayerCheck): 'reference' | 'sequential' {
+  if (check === 'auto') return referenceFlop(config) <= REFERENCE_MAX_FLOP ? 'reference' : 'sequential';
+  return check;
+}
+
+function checked(config: TpLayerConfig, against: 'reference' | 'sequential', error: LayerError): TpLayerCheckResult {
+  const tolerance = TP_LAYER_TOLERANCE[config.dtype];
+  return { against, tolerance, ...error, verified: error.relative <= tolerance };
+}
+
+/** One run's output, each rank's own rows (copied off the devices). */
+async function outputRows(layer: LoadedTpLayer, tensors: TpLayerTensors): Promise<Float32Array[]> {
+  return ownRows(await (await layer.run(tensors)).read(), layer.shape);
+}
+
+/** The answer `layer`'s output is checked against: the CPU's, or the sequential layer's on the same group and tensors. */
+async function expectedRows(group: DeviceGroup, o: TpLayerRunOptions, against: 'reference' | 'sequential', tensors: TpLayerTensors): Promise<readonly ArrayLike<number>[]> {
+  if (against === 'reference') return tpLayerReference(o.config, tpLayerInputs(o.config, o.seed ?? 1));
+  const sequential = await tpLayer(o.config, { variant: 'sequential' }).load(group);
+  try {
+    return await outputRows(sequential, tensors);
+  } finally {
+    sequential.destroy();
+  }
+}
+
+async function timeRuns(layer: LoadedTpLayer, tensors: TpLayerTensors, warmup: number, runs: number): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await layer.run(tensors);
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) times.push(await timed(() => layer.run(tensors)));
+  return times;
+}
+
+async function timed(run: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await run();
+  return performance.now() - start;
+}
+
+function counts(o: TpLayerRunOptions): { runs: number; warmup: number } {
+  const runs = o.runs ?? 10;
+  const warmup = o.warmup ?? 2;
+  if (!Number.isInteger(runs) || runs < 1) throw new UsageError(`tp-layer: runs must be a positive integer, got ${runs}`);
+  if (!Number.isInteger(warmup) || warmup < 0) throw new UsageError(`tp-layer: warmup must be a non-negative integer, got ${warmup}`);
+  return { runs, warmup };
+}
+
+/** Opens the devices, runs `body`, closes them. The config is checked first, before any device opens. */
+async function withGroup<T>(o: TpLayerRunOptions, body: (group: DeviceGroup) => Promise<T>): Promise<T> {
+  tpLayerShape(o.config);
+  const group = await openDeviceGroup({ devices: o.devices ?? 1, timeoutMs: o.timeoutMs ?? LAYER_GPU_WAIT_MS });
+  try {
+    return await body(group);
+  } finally {
+    group.close();
+  }
+}
+
+/** Runs the layer once checked, then `runs` times timed. `verified` false in the report is a wrong answer, not an error. */
+export async function runTpLayer(o: TpLayerRunOptions): Promise<TpLayerRunReport> {
+  const { runs, warmup } = counts(o);
+  const variant = o.variant ?? 'fused';
+  const against = checkAgainst(o.config, o.check ?? 'auto');
+  return withGroup(o, async (group) => {
+    const layer = await tpLayer(o.config, { variant }).load(group);
+    try {
+      const tensors = await layer.tensors(tpLayerInputs(o.config, o.seed ?? 1));
+      const actual = await outputRows(layer, tensors);
+      const check = checked(o.config, against, layerError(actual, await expectedRows(group, o, against, tensors)));
+      const ms = summarize(await timeRuns(layer, tensors, warmup, runs));
+      return { layer: 'tp-layer', config: o.config, variant, devices: group.devices.length, adapter: adapterLabel(group.devices[0]!, group.devices.length), check, ms };
+    } finally {
+      layer.destroy();
+    }
+  });
+}
+
+export interface TpLayerBenchReport {
+  readonly layer: 'tp-layer';
+  readonly config: TpLayerConfig;
+  readonly devices: number;
+  readonly adapter: string;
+  /** The fused layer's output against the sequential one's, and both against the CPU where that is cheap. */
+  readonly check: { readonly fusedVsSequential: TpLayerCheckResult; readonly vsReference?: { readonly fused: TpLayerCheckResult; readonly sequential: TpLayerCheckResult } };
+  readonly verified: boolean;
+  readonly rounds: number;
+  /** Host wall clock around the ten steps, one run of each variant a round, in alternating order. */
+  readonly ms: { readonly fused: Summary; readonly sequential: Summary };
+  /** Median sequential time over median fused time: above 1, the fused layer is faster. */
+  readonly fusedOverSequential: number;
+  /** Per variant, each step's median time run alone (once a round), for where the time goes. */
+  readonly stepsMedianMs: Readonly<Record<TpLayerVariant, Readonly<Record<string, number>>>>;
+}
+
+/**
+ * Both variants on the same devices and input tensors: checked against each other (and the CPU where
+ * cheap), then `runs` rounds, each running both once in alternating order, then each step alone.
+ */
+export async function benchTpLayer(o: Omit<TpLayerRunOptions, 'variant'>): Promise<TpLayerBenchReport> {
+  const { runs: rounds, warmup } = counts(o);
+  const reference = checkAgainst(o.config, o.check ?? 'auto') === 'reference';
+  return withGroup(o, async (group) => {
+    const loaded: Partial<Record<TpLayerVariant, LoadedTpLayer>> = {};
+    try {
+      loaded.fused = await tpLayer(o.config).load(group);
+      loaded.sequential = await tpLayer(o.config, { variant: 'sequential' }).load(group);
+      const layers = loaded as Record<TpLayerVariant, LoadedTpLayer>;
+      const inputs = tpLayerInputs(o.config, o.seed ?? 1);
+      const tensors = await layers.fused.tensors(inputs);
+      const fusedOut = await outputRows(layers.fused, tensors);
+      const sequentialOut = await outputRows(layers.sequential, tensors);
+      const fusedVsSequential = checked(o.config, 'sequential', layerError(fusedOut, sequentialOut));
+      let vsReference: TpLayerBenchReport['check']['vsReference'];
+      if (reference) {
+        const expected = tpLayerReference(o.config, inputs);
+        vsReference = { fused: checked(o.config, 'reference', layerError(fusedOut, expected)), sequential: checked(o.config, 'reference', layerError(sequentialOut, expected)) };
+      }
+      const verified = fusedVsSequential.verified && (vsReference === undefined || (vsReference.fused.verified && vsReference.sequential.verified));
+
+      for (let i = 0; i < warmup; i++) for (const layer of Object.values(layers)) await layer.run(tensors);
+      const times: Record<TpLayerVariant, number[]> = { fused: [], sequential: [] };
+      const steps: Record<TpLayerVariant, Record<string, number[]>> = { fused: {}, sequential: {} };
+      for (let round = 0; round < rounds; round++) {
+        const order: TpLayerVariant[] = round % 2 === 0 ? ['fused', 'sequential'] : ['sequential', 'fused'];
+        for (const v of order) times[v].push(await timed(() => layers[v].run(tensors)));
+        for (const v of order) {
+          for (const step of layers[v].steps(tensors)) (steps[v][step.name] ??= []).push(await timed(() => layers[v].program(step.kernel).run(step.tensors)));
+        }
+      }
+      const ms = { fused: summarize(times.fused), sequential: summarize(times.sequential) };
+      const medians = (s: Record<string, number[]>) => Object.fromEntries(Object.entries(s).map(([name, xs]) => [name, summarize(xs).median]));
+      return {
+        layer: 'tp-layer',
+        config: o.config,
+        devices: group.devices.length,
+        adapter: adapterLabel(group.devices[0]!, group.devices.length),
+        check: { fusedVsSequential, ...(vsReference && { vsReference }) },
+        verified,
+        rounds,
+        ms,
+        fusedOverSequential: ms.sequential.median / ms.fused.median,
+        stepsMedianMs: { fused: medians(steps.fused), sequential: medians(steps.sequential) },
+      };
+    } finally {
+      Object.values(loaded).forEach((layer) => layer.destroy());
+    }
+  });
+}
+
+/** One plan the tuner tried: the fused layer with these options, checked against the sequential layer. */
+export interface TpLayerCandidate {
+  readonly chunksPerRank: number;
+  readonly gather: GatherPlan;
+  readonly reduction: ReductionPlan;
+  readonly check: TpLayerCheckResult;
+  readonly ms: Summary;
+}
+
+export interface TpLayerTuneReport {
+  readonly layer: 'tp-layer';
+  readonly config: TpLayerConfig;
+  readonly devices: number;
+  readonly adapter: string;
+  /** The sequential layer at the config's own options: the baseline and the answer every candidate is checked against. */
+  readonly sequential: Summary;
+  /** Every candidate, fastest verified first; refused ones (a chunk count the shape cannot split) left out. */
+  readonly candidates: readonly TpLayerCandidate[];
+  /** The fastest verified candidate; undefined if none verified. */
+  readonly best: TpLayerCandidate | undefined;
+}
+
+export interface TpLayerTuneOptions extends Omit<TpLayerRunOptions, 'variant' | 'check'> {
+  /** Chunk counts to try (default 1, 2, 4). */
+  readonly chunksPerRank?: readonly number[];
+}
+
+/**
+ * Tries the fused layer at every chunk count × gather plan × reduction plan, each checked against the
+ * sequential layer's output and timed `runs` times; candidates are timed one after another, each
+ * after its own warm-up. Slow by design: 12 loads of the layer at the defaults.
+ */
+export async function tuneTpLayer(o: TpLayerTuneOptions): Promise<TpLayerTuneReport> {
+  const { runs, warmup } = counts(o);
+  const chunkCounts = o.chunksPerRank ?? [1, 2, 4];
+  return withGroup(o, async (group) => {
+    const baseline = await tpLayer(o.config, { variant: 'sequential' }).load(group);
+    const tensors = await baseline.tensors(tpLayerInputs(o.config, o.seed ?? 1));
+    try {
+      const expected = await outputRows(baseline, tensors);
+      const sequential = summarize(await timeRuns(baseline, tensors, warmup, runs));
+      const candidates: TpLayerCandidate[] = [];
+      for (const chunksPerRank of chunkCounts) {
+        for (const gather of COLLECTIVE_PLANS) {
+          for (const reduction of COLLECTIVE_PLANS) {
+            const config = { ...o.config, chunksPerRank, gather, reduction };
+            let layer: LoadedTpLayer;
+            try {
+              layer = await tpLayer(config).load(group);
+            } catch (e) {
+              if (e instanceof UsageError) continue; // this chunk count does not split the shape
+              throw e;
+            }
+            try {
+              const check = checked(config, 'sequential', layerError(await outputRows(layer, tensors), expected));
+              candidates.push({ chunksPerRank, gather, reduction, check, ms: summarize(await timeRuns(layer, tensors, warmup, runs)) });
+            } finally {
+              layer.destroy();
+            }
+          }
+        }
+      }
+      const rank = (c: TpLayerCandidate) => (c.check.verified ? c.ms.median : Infinity);
+      candidates.sort((a, b) => rank(a) - rank(b));
+      const best = candidates.find((c) => c.check.verified);
+      return { layer: 'tp-layer', config: o.config, devices: group.devices.length, adapter: adapterLabel(group.devices[0]!, group.devices.length), sequential, candidates, best };
+    } finally {
+      Object.values(tensors).forEach((t) => t.destroy());
+      baseline.destroy();
+    }
+  });
+}
