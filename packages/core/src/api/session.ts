@@ -6,8 +6,7 @@ import { replicated, SyncopateError } from '@syncopate/ir';
 import { CONTROL, KERNEL_ERRORS, tensorBytes, type FusedKernel, type TensorBinding } from '@syncopate/backends';
 import { Executor, type CompiledKernel, type DeviceHandle, type KernelPipeline, type RunResult } from '@syncopate/runtime';
 import { TensorInputError, unknownTensorError } from './errors.js';
-import { initialData } from './tensor-data.js';
-import { fromHalfBits } from './half.js';
+import { initialData, rankCopy } from './tensor-data.js';
 import type { RunRecording } from './run-recording.js';
 import { UsageError } from './usage-error.js';
 import type { TensorData } from './row-major.js';
@@ -64,9 +63,7 @@ function packInputs(fused: FusedKernel, inputs: TensorData): Map<string, Float32
 
 /** Every rank's copy of a tensor, from the buffer as read back (f16 buffers end in padding to a word). */
 function unpackRanks(t: TensorBinding, buffer: ArrayBuffer, ranks: number): Float32Array[] {
-  const elements = t.elementsPerRank;
-  const data = t.dtype === 'f16' ? fromHalfBits(new Uint16Array(buffer, 0, elements * ranks)) : new Float32Array(buffer, 0, elements * ranks);
-  return Array.from({ length: ranks }, (_, r) => data.slice(r * elements, (r + 1) * elements));
+  return Array.from({ length: ranks }, (_, r) => rankCopy(t.dtype, buffer, t.elementsPerRank, r));
 }
 
 export interface FusedRun {

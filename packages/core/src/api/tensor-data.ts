@@ -76,7 +76,11 @@ function filled(spec: TensorSpec, value: number): Float32Array | Uint16Array {
 
 /** Rank `rank`'s whole copy out of a buffer as read back, as f32 (f16 converted exactly). */
 export function unpackRank(spec: TensorSpec, buffer: ArrayBuffer, rank: number): Float32Array {
-  const elements = elementsOf(spec);
-  if (spec.dtype === 'f16') return fromHalfBits(new Uint16Array(buffer, rank * elements * 2, elements));
+  return rankCopy(spec.dtype, buffer, elementsOf(spec), rank);
+}
+
+/** The `rank`-th run of `elements` values of a buffer holding every rank's copy back to back, as f32. */
+export function rankCopy(dtype: 'f32' | 'f16', buffer: ArrayBuffer, elements: number, rank: number): Float32Array {
+  if (dtype === 'f16') return fromHalfBits(new Uint16Array(buffer, rank * elements * 2, elements));
   return new Float32Array(buffer, rank * elements * 4, elements).slice();
 }
