@@ -175,7 +175,7 @@ export function appendBarrierRows(words: number[], module: Module, table: ChunkT
     const masks = base + 2 * layout.ranks.length * tiles * iterations;
     bits.push(masks);
     for (let i = 0; i < layout.ranks.length * tiles * (2 * iterations + maskWords(point)); i++) words.push(0);
-    const shared = new Map<string, number>();
+    const place = placer(words);
     // Entries per local rank and tile (row-major index) and iteration, in the order of the point's ops.
     const rows: number[][][] = layout.ranks.map(() => Array.from({ length: tiles * iterations }, () => []));
     for (const op of point.ops) {
@@ -189,12 +189,7 @@ export function appendBarrierRows(words: number[], module: Module, table: ChunkT
         forEachGuardedTile(values, grid, op.guard ?? [], rank, (tile, linear, conditions) => {
           const entries = payloads(tile);
           if (entries.length === 0) return;
-          const push = (list: number[], conds: readonly number[]) => {
-            for (const entry of entries) {
-              for (const x of entry) list.push(x);
-              for (const x of conds) list.push(x);
-            }
-          };
+          const push = (list: number[], conds: readonly number[]) => pushEntries(list, entries, conds);
           const { loop } = point;
           if (loop) {
             // The conditions name only the loop's variable: keep the entries in the iterations where they hold.
@@ -215,17 +210,6 @@ export function appendBarrierRows(words: number[], module: Module, table: ChunkT
         });
       }
     }
-    // The first word of `list` in the tables, written once per distinct list.
-    const place = (list: readonly number[]): number => {
-      const key = list.join();
-      let first = shared.get(key);
-      if (first === undefined) {
-        first = words.length;
-        shared.set(key, first);
-        for (const x of list) words.push(x);
-      }
-      return first;
-    };
     layout.ranks.forEach((rank, local) => {
       layout.orders[rank]!.forEach((tile, position) => {
         const at = base + 2 * (local * tiles + position);
@@ -259,6 +243,36 @@ export function appendBarrierRows(words: number[], module: Module, table: ChunkT
     });
   }
   return { bases, bits };
+}
+
+/** Each entry, then `conds`, onto `list`. */
+function pushEntries(list: number[], entries: readonly (readonly number[])[], conds: readonly number[]): void {
+  for (const entry of entries) {
+    for (const x of entry) list.push(x);
+    for (const x of conds) list.push(x);
+  }
+}
+
+/**
+ * `place(list)`: the first word of `list` in the tables, written once per distinct list. Lists are
+ * found by a hash of their words and compared word by word: a key joined from the words cost a
+ * string per row (a thousand rows of dozens of words at 64 ranks).
+ */
+function placer(words: number[]): (list: readonly number[]) => number {
+  const placed = new Map<number, { first: number; length: number }[]>();
+  return (list) => {
+    let hash = list.length;
+    for (const x of list) hash = (Math.imul(hash, 31) + x) | 0;
+    const same = placed.get(hash);
+    for (const known of same ?? []) {
+      if (known.length === list.length && list.every((x, i) => words[known.first + i] === x)) return known.first;
+    }
+    const first = words.length;
+    for (const x of list) words.push(x);
+    if (same) same.push({ first, length: list.length });
+    else placed.set(hash, [{ first, length: list.length }]);
+    return first;
+  };
 }
 
 /** Words of a tile's iteration bits, for a point indexed by its loop's iterations. */
@@ -332,10 +346,10 @@ function waitRows(module: Module): Map<number, StoreRows | undefined> {
     else uses.set(u.chunk.value.id, { dst: u.chunk.dst, sites: [u.site] });
   }
   // Thousands of chunks, read through a site or two: each (sites, rank) worked out once.
-  const bySites = new Map<string, StoreRows | undefined>();
+  const bySites = new Map<string | number, StoreRows | undefined>();
   const rows = new Map<number, StoreRows | undefined>();
   for (const [id, { dst, sites }] of uses) {
-    const key = `${sites.map((x) => x.index).join()}/${dst}`;
+    const key = sites.length === 1 ? sites[0]!.index * module.ranks + dst : `${sites.map((x) => x.index).join()}/${dst}`;
     if (!bySites.has(key)) bySites.set(key, siteRows(module, sites, 0, dst));
     rows.set(id, bySites.get(key));
   }

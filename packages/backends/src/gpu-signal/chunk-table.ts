@@ -21,7 +21,7 @@
  * (cut differently) still take a lock per part.
  */
 import { BoxIndex, dtypeBytes, evalAffine, intersect, type AffineExpr, type Box, type ChunkDecl, type Module, type Op } from '@syncopate/ir';
-import { arrivalTiles, type AccessSite } from '@syncopate/passes';
+import { arrivalTiles, landingIn, landingMeeting, type AccessSite } from '@syncopate/passes';
 import { alignedModule } from './alignment.js';
 
 /**
@@ -174,27 +174,26 @@ function partCut(chunk: ChunkDecl, partElements: number, tile?: { rows: StoreRow
 function rereadTensors(chunks: readonly ChunkDecl[]): Set<string> {
   // The chunks that read each (tensor, rank), indexed: looked up per chunk, not a pass over all chunks each.
   const pairs = chunks.flatMap((a) => (a.kind === 'reduce-add' && a.dst !== a.src ? [[a, a.src], [a, a.dst]] as const : [[a, a.src]] as const));
-  const readers = new Map([...groupBy(pairs, ([a, rank]) => `${a.tensor}/${rank}`)].map(([k, list]) => [k, readerIndex(list.map(([a]) => a))]));
+  const readers = new Map([...groupBy(pairs, ([a, rank]) => `${a.tensor}/${rank}`)].map(([k, list]) => [k, readersOf(list.map(([a]) => a))]));
   const tensors = new Set<string>();
   for (const b of chunks) {
     if (tensors.has(b.tensor)) continue;
-    const index = readers.get(`${b.tensor}/${b.dst}`);
+    const reading = readers.get(`${b.tensor}/${b.dst}`);
     // Only a chunk read both before and after it can be reread: most are not, and need no search.
-    if (!index || index.firstStep >= b.step || index.lastStep <= b.step) continue;
-    const read = index.chunks.meeting(b.region);
+    if (!reading || reading.firstStep >= b.step || reading.lastStep <= b.step) continue;
+    const read = reading.index().meeting(b.region);
     if (read.some((a) => a.step < b.step) && read.some((c) => c.step > b.step)) tensors.add(b.tensor);
   }
   return tensors;
 }
 
-/** The chunks that read one rank's copy of a tensor, indexed by region, and their first and last steps. */
-function readerIndex(chunks: readonly ChunkDecl[]): { chunks: BoxIndex<ChunkDecl>; firstStep: number; lastStep: number } {
+/** The chunks that read one rank's copy of a tensor: their first and last steps, and (made when asked) an index by region. */
+function readersOf(chunks: readonly ChunkDecl[]): { firstStep: number; lastStep: number; index: () => BoxIndex<ChunkDecl> } {
   let [firstStep, lastStep] = [Infinity, -Infinity];
   for (const c of chunks) [firstStep, lastStep] = [Math.min(firstStep, c.step), Math.max(lastStep, c.step)];
-  return { chunks: new BoxIndex(chunks, regionOf), firstStep, lastStep };
+  let index: BoxIndex<ChunkDecl> | undefined;
+  return { firstStep, lastStep, index: () => (index ??= new BoxIndex(chunks, (c) => c.region)) };
 }
-
-const regionOf = (c: ChunkDecl): Box => c.region;
 
 /** `items` by `key`, each list in the order of `items`. */
 function groupBy<T>(items: readonly T[], key: (x: T) => string | number): Map<string | number, T[]> {
@@ -328,10 +327,11 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
   // Forwarding: a part of c waits for every part of a feeder chunk whose region it overlaps.
   // `d` feeds `c` only if it lands on c's source and meets its region: look those up rather than pass
   // over every pair. (Which feeder comes first does not matter: each counts on its own parts.)
-  const landing = new Map([...groupBy(chunks, (d) => `${d.tensor}/${d.dst}`)].map(([k, list]) => [k, new BoxIndex(list, regionOf)]));
   const entryOf = new Map(entries.map((e) => [e.chunk, e]));
   for (const c of entries) {
-    for (const d of (landing.get(`${c.chunk.tensor}/${c.chunk.src}`)?.meeting(c.chunk.region) ?? []).map((x) => entryOf.get(x)!)) {
+    const landed = landingIn(chunks, c.chunk.tensor, c.chunk.src);
+    for (const k of landingMeeting(chunks, c.chunk.tensor, c.chunk.src, c.chunk.region)) {
+      const d = entryOf.get(landed[k]!)!;
       if (!forwards(c.chunk, d.chunk)) continue;
       for (let q = 0; q < d.parts; q++) {
         const from = partList[d.firstPart + q]!;

@@ -4,4 +4,5 @@ export * from './domains.js';
 export * from './read-regions.js';
 export * from './touch.js';
 export * from './validate-plan.js';
+export * from './landing.js';
 export * from './tile-alignment.js';

@@ -6,7 +6,6 @@
  * Each diagnostic names the chunk, the tile and the region.
  */
 import {
-  BoxIndex,
   contains,
   cover,
   error,
@@ -23,6 +22,7 @@ import {
   type TensorDecl,
 } from '@syncopate/ir';
 import { accessSites, siteForRank, siteValueName, type AccessSite } from './access-sites.js';
+import { chunkLanding, landingIn, landingMeeting } from './landing.js';
 import { alignChunks, tilesMeet } from './align.js';
 import { siteRegions, type TileClassRegion } from './read-regions.js';
 import { touch } from './touch.js';
@@ -32,18 +32,11 @@ const describeChunk = (c: ChunkDecl) =>
 const chunkWhere = (c: ChunkDecl) => ({ op: 'chunk' as const, value: c.value.name });
 
 /**
- * What the checks look up chunk by chunk, made once per module: the chunks landing in each rank's copy
- * of each tensor (in plan order, with each chunk's place there), so that checks comparing chunks look
- * only at those landing in the same place rather than at all pairs of the plan; and what each rank
- * owns of each tensor.
+ * What the checks look up chunk by chunk, made once per module: what each rank owns of each tensor.
+ * The chunks landing in each place come from `landing.ts`, so that checks comparing chunks look only
+ * at those landing in the same place rather than at all pairs of the plan.
  */
 interface PlanIndex {
-  /** Tensor → destination rank → the chunks landing there, in plan order. */
-  readonly landing: ReadonlyMap<string, ReadonlyMap<number, readonly ChunkDecl[]>>;
-  /** Each chunk's place in its landing list. */
-  readonly place: ReadonlyMap<ChunkDecl, number>;
-  /** The landing lists indexed by region, made when first asked for (see `landingMeeting`). */
-  readonly landingIndexes: Map<readonly ChunkDecl[], BoxIndex<ChunkDecl>>;
   /** Tensor → rank → what the rank owns (`ownedBox`). */
   readonly owned: ReadonlyMap<string, readonly Box[]>;
   readonly tensors: ReadonlyMap<string, TensorDecl>;
@@ -54,41 +47,13 @@ const planIndexes = new WeakMap<Module, PlanIndex>();
 function planIndex(module: Module): PlanIndex {
   const cached = planIndexes.get(module);
   if (cached) return cached;
-  const landing = new Map<string, Map<number, ChunkDecl[]>>();
-  const place = new Map<ChunkDecl, number>();
-  for (const chunk of module.chunks) {
-    const byRank = landing.get(chunk.tensor) ?? new Map<number, ChunkDecl[]>();
-    landing.set(chunk.tensor, byRank);
-    const list = byRank.get(chunk.dst) ?? [];
-    byRank.set(chunk.dst, list);
-    place.set(chunk, list.length);
-    list.push(chunk);
-  }
   const tensors = new Map(module.tensors.map((t) => [t.name, t]));
   const owned = new Map(
     module.tensors.map((t) => [t.name, Array.from({ length: module.ranks }, (_, rank) => ownedBox(t.shape, t.distribution, module.ranks, rank))]),
   );
-  const index = { landing, place, landingIndexes: new Map(), owned, tensors };
+  const index = { owned, tensors };
   planIndexes.set(module, index);
   return index;
-}
-
-/** The chunks landing in `rank`'s copy of `tensor`, in plan order. */
-function landingIn(index: PlanIndex, tensor: string, rank: number): readonly ChunkDecl[] {
-  return index.landing.get(tensor)?.get(rank) ?? [];
-}
-
-/**
- * The places (in `landingIn`'s list) of the chunks landing in `rank`'s copy of `tensor` whose regions
- * meet `box`, in plan order: each rank receives a chunk from every other, so a pass over the list
- * per chunk made the checks cubic in the ranks.
- */
-function landingMeeting(index: PlanIndex, tensor: string, rank: number, box: Box): number[] {
-  const list = landingIn(index, tensor, rank);
-  if (list.length === 0) return [];
-  let found = index.landingIndexes.get(list);
-  if (!found) index.landingIndexes.set(list, (found = new BoxIndex(list, (c) => c.region)));
-  return found.meetingPositions(box);
 }
 
 /** What `rank` owns of `tensor`; undefined for an unknown tensor. */
@@ -98,19 +63,21 @@ function owned(module: Module, index: PlanIndex, tensor: string, rank: number): 
 }
 
 /**
- * Whether `boxes` cover `target` once over: each inside it, no two overlapping, their volumes adding
- * up to its. Enough to know nothing is missing, and cheaper than cutting `target` by each box.
+ * Whether `mine` and the chunks landing in `rank`'s copy of `tensor` cover `target` once over: each
+ * inside it, no two overlapping, their volumes adding up to its. Enough to know nothing is missing,
+ * and cheaper than cutting `target` by each box; overlaps are looked up, not compared pair by pair.
  */
-function partitions(target: Box, boxes: readonly Box[]): boolean {
-  let covered = 0;
-  for (const b of boxes) {
-    if (!contains(target, b)) return false;
-    covered += volume(b);
+function partitions(module: Module, target: Box, mine: Box, tensor: string, rank: number): boolean {
+  const delivered = landingIn(module.chunks, tensor, rank);
+  let covered = volume(mine);
+  if (!contains(target, mine)) return false;
+  for (const chunk of delivered) {
+    if (!contains(target, chunk.region)) return false;
+    covered += volume(chunk.region);
   }
   if (covered !== volume(target)) return false;
-  // No two overlap: each box meets no other (looked up, not compared pair by pair).
-  const index = new BoxIndex(boxes, (b) => b);
-  return boxes.every((b, i) => index.meetingPositions(b).every((j) => j === i));
+  if (landingMeeting(module.chunks, tensor, rank, mine).length > 0) return false;
+  return delivered.every((chunk, i) => landingMeeting(module.chunks, tensor, rank, chunk.region).every((j) => j === i));
 }
 
 /**
@@ -129,9 +96,9 @@ export function checkCoverage(module: Module): Diagnostic[] {
     index ??= planIndex(module);
     for (let rank = 0; rank < module.ranks; rank++) {
       const mine = owned(module, index, site.tensor.name, rank)!;
-      const delivered = landingIn(index, site.tensor.name, rank).map((chunk) => chunk.region);
       // A plan usually delivers each rank exactly what it lacks: then nothing is missing.
-      if (partitions(tensorBox, [mine, ...delivered])) continue;
+      if (partitions(module, tensorBox, mine, site.tensor.name, rank)) continue;
+      const delivered = landingIn(module.chunks, site.tensor.name, rank).map((chunk) => chunk.region);
       const holes = subtractAll(tensorBox, [mine, ...delivered]);
       if (holes.length === 0) continue;
       const mineSite = siteForRank(module, site, rank);
@@ -165,9 +132,9 @@ export function checkOverlaps(module: Module): Diagnostic[] {
       out.push(error('align/overlap', `chunk ${describeChunk(a)} overwrites @${a.tensor}${formatBox(clash)}, which rank ${a.dst} owns`, chunkWhere(a)));
     }
     // The later chunks of the plan landing on the same rank and tensor, in plan order.
-    const sameLanding = landingIn(index, a.tensor, a.dst);
-    const place = index.place.get(a)!;
-    for (const k of landingMeeting(index, a.tensor, a.dst, a.region)) {
+    const sameLanding = landingIn(module.chunks, a.tensor, a.dst);
+    const place = chunkLanding(module.chunks).place.get(a)!;
+    for (const k of landingMeeting(module.chunks, a.tensor, a.dst, a.region)) {
       if (k <= place) continue;
       const b = sameLanding[k]!;
       const commuting = a.kind === 'reduce-add' && b.kind === 'reduce-add';
@@ -198,10 +165,10 @@ export function checkAvailability(module: Module): Diagnostic[] {
     const mine = owned(module, index, c.tensor, c.src);
     if (!mine || contains(mine, c.region)) continue;
     // Only chunks that meet the region can hold it or take part of it away.
-    const landed = landingIn(index, c.tensor, c.src);
+    const landed = landingIn(module.chunks, c.tensor, c.src);
     const received: Box[] = [];
     let forwarded = false;
-    for (const k of landingMeeting(index, c.tensor, c.src, c.region)) {
+    for (const k of landingMeeting(module.chunks, c.tensor, c.src, c.region)) {
       const d = landed[k]!;
       if (d.step >= c.step) continue;
       received.push(d.region);
@@ -241,7 +208,7 @@ function publishedAfterStores(module: Module, index: PlanIndex, chunk: ChunkDecl
   const addsOnto = chunk.kind === 'reduce-add' && chunk.dst === rank && storesIgnoreRank(module, chunk.tensor);
   if (chunk.src === rank || addsOnto) boxes = [chunk.region];
   else {
-    for (const fed of landingIn(index, chunk.tensor, chunk.src)) {
+    for (const fed of landingIn(module.chunks, chunk.tensor, chunk.src)) {
       if (fed.step >= chunk.step || !overlaps(fed.region, chunk.region)) continue;
       for (const b of publishedAfterStores(module, index, fed, rank, memo)) {
         const part = intersect(b, chunk.region);
@@ -309,20 +276,25 @@ export function checkStoreConflicts(module: Module): Diagnostic[] {
 export function waitGraph(module: Module): Map<ChunkDecl, ChunkDecl[]> {
   const { waits, stores } = alignChunks(module);
   const graph = new Map<ChunkDecl, ChunkDecl[]>(module.chunks.map((c) => [c, []]));
-  // Each node's targets as a set too: `includes` on the list made dense graphs quadratic per node.
+  // A node with many targets keeps them as a set too: `includes` on the list made dense graphs
+  // quadratic per node (most nodes have one or two, which a set per node would only slow down).
   const targets = new Map<ChunkDecl, Set<ChunkDecl>>();
   const edge = (c: ChunkDecl, d: ChunkDecl) => {
-    const seen = targets.get(c) ?? new Set<ChunkDecl>();
-    targets.set(c, seen);
+    const out = graph.get(c)!;
+    if (out.length < 16) {
+      if (!out.includes(d)) out.push(d);
+      return;
+    }
+    let seen = targets.get(c);
+    if (!seen) targets.set(c, (seen = new Set(out)));
     if (seen.has(d)) return;
     seen.add(d);
-    graph.get(c)!.push(d);
+    out.push(d);
   };
-  const index = planIndex(module);
   for (const c of module.chunks) {
     // The chunks received where c is sent from that meet it, in plan order.
-    const landed = landingIn(index, c.tensor, c.src);
-    for (const k of landingMeeting(index, c.tensor, c.src, c.region)) {
+    const landed = landingIn(module.chunks, c.tensor, c.src);
+    for (const k of landingMeeting(module.chunks, c.tensor, c.src, c.region)) {
       if (landed[k]!.step < c.step) edge(c, landed[k]!);
     }
   }
