@@ -108,7 +108,7 @@ describe('the kernel and its options', () => {
     [{ shape: { m: 102, n: 16, k: 1 } }, /S = 102 must split evenly over the 4 ranks/],
     [{ shape: { m: 96, n: 64, k: 1 }, ranks: 2 }, /must be a multiple of the KV block, D = 64 rows/],
     [{ shape: { m: 256, n: 128, k: 1 } }, /D = 128 is larger than 64/],
-    [{ dtype: 'f16' }, /dtype must be f32/],
+    [{ dtype: 'bf16' }, /dtype must be f32 or f16/],
     [{ block: { m: 16, n: 32, k: 16 } }, /block n \(KV rows per step\) must equal the head dimension D = 64/],
     [{ block: { m: 64, n: 64, k: 64 } }, /stages \d+ bytes of workgroup memory/],
   ] as const)('refuses %o', (change, message) => {

@@ -36,6 +36,7 @@ import { kernelLayout, type KernelLayout, type ThreadLayout } from './layout.js'
 import { identifier, wholeWords, WgslWriter } from './writer.js';
 import { resolveTarget, type MatmulTarget } from './matmul-strategy.js';
 import { stagedTile, SubgroupMatrixEmitter, subgroupMatrixLayout, vec4Views, type Vec4View } from './subgroup-matrix.js';
+import { MatrixDotEmitter, matrixDotLayout, stagedLines } from './matrix-dots.js';
 import { alwaysInside, alwaysMultipleOf, valueRanges, type ValueRange } from './static-bounds.js';
 import { walkOps } from './walk-ops.js';
 
@@ -137,6 +138,8 @@ class KernelEmitter {
   private readonly points: Map<Op, BarrierPoint>;
   /** The subgroup-matrix path, when the layout chose it. */
   private readonly sgm: SubgroupMatrixEmitter | undefined;
+  /** A SIMT kernel's dots on subgroup matrices, when the layout chose it. */
+  private readonly dots: MatrixDotEmitter | undefined;
   /** The values program ids and constant-bounded loop variables take (static-bounds.ts). */
   private readonly ranges: Map<number, ValueRange>;
   /** Loops around the op being emitted. */
@@ -156,6 +159,7 @@ class KernelEmitter {
     this.uses = countUses(module.kernel.body);
     this.ranges = valueRanges(module);
     this.sgm = layout.matrix && new SubgroupMatrixEmitter(this.w, layout.matrix);
+    this.dots = layout.matrixDots && new MatrixDotEmitter(this.w, layout.matrixDots);
     this.t = layout.threads;
     this.tensors = new Map(tensors.map((t) => [t.name, t]));
     this.points = new Map(points.map((p) => [p.ops[0]!, p]));
@@ -251,12 +255,14 @@ class KernelEmitter {
     const w = this.w;
     this.header();
     emitSignalFunctions(w, this.signal, this.options.spinLimit ?? 1 << 22);
-    w.line('@compute @workgroup_size(' + `${this.t.tx}, ${this.t.ty}` + ')');
-    const subgroupId = this.sgm?.entryParams() ?? '';
+    // Matrix dots need whole subgroups along x: one dimension, (tx, ty) numbered as a TX×TY workgroup numbers them.
+    w.line('@compute @workgroup_size(' + (this.dots ? `${this.t.tx * this.t.ty}` : `${this.t.tx}, ${this.t.ty}`) + ')');
+    const subgroupId = this.sgm?.entryParams() ?? this.dots?.entryParams() ?? '';
     w.block(`fn main(@builtin(local_invocation_index) lid: u32, @builtin(local_invocation_id) local: vec3u${subgroupId})`, () => {
-      w.line('let tx = local.x;');
-      w.line('let ty = local.y;');
+      w.line(this.dots ? `let tx = lid % ${this.t.tx}u;` : 'let tx = local.x;');
+      w.line(this.dots ? `let ty = lid / ${this.t.tx}u;` : 'let ty = local.y;');
       this.sgm?.prologue();
+      this.dots?.prologue();
       w.line('if (lid == 0u) { wg.u = atomicAdd(&ctl[0], 1u); }');
       w.line('let ticket = workgroupUniformLoad(&wg.u);');
       w.line('// Tickets run on across phases; find the last phase that starts at or before this one.');
@@ -289,6 +295,7 @@ class KernelEmitter {
     w.line(`// ${module.ranks} ranks x ${this.tilesPerRank()} tiles of ${t.bm}x${t.bn}, ${module.chunks.length} chunks${where}, ${view.phases.length} phase${view.phases.length === 1 ? '' : 's'}`);
     if ([...this.tensors.values()].some((x) => x.dtype === 'f16')) w.line('enable f16;');
     this.sgm?.enables();
+    this.dots?.enables();
     w.line();
     w.line(`const RANKS: u32 = ${module.ranks}u;`);
     w.line(`const TILES: u32 = ${this.tilesPerRank()}u;`);
@@ -321,6 +328,7 @@ class KernelEmitter {
     w.line('var<workgroup> wg: WorkgroupWords;');
     this.sharedArrays();
     this.sgm?.declarations(this.matrixStores().some((op) => !this.wholeStore(op)));
+    this.dots?.declarations();
     w.line();
   }
 
@@ -348,6 +356,10 @@ class KernelEmitter {
       const ty = this.wgslType(v.type.dtype);
       const name = identifier('sh_', v.name);
       if (this.sgm) return this.sgm.sharedArray(name, r, c, ty);
+      if (this.dots) {
+        const { lines, length, stride } = stagedLines([r, c], this.layout.transposed.has(v.id), ty);
+        return void this.w.line(`var<workgroup> ${name}: array<${ty}, ${wholeWords(lines * stride, ty === 'f16' ? 8 : 4)}>; // ${lines}x${length}${from}, rows padded to ${stride}, for matrix loads`);
+      }
       const layout = `${r}x${c}${from}${this.layout.transposed.has(v.id) ? ', stored K-major' : ''}`;
       this.w.line(
         this.vectorised(v)
@@ -565,6 +577,11 @@ class KernelEmitter {
   private stagedElement(v: TileValue, e: string): string {
     const [r, c] = v.type.shape as [number, number];
     const sh = identifier('sh_', v.name);
+    if (this.dots) {
+      // Rows padded for matrix loads (matrix-dots.ts); a transposed tile's lines are its columns.
+      const { stride } = stagedLines([r, c], this.layout.transposed.has(v.id), v.type.dtype);
+      return this.layout.transposed.has(v.id) ? `${sh}[(${e} % ${c}u) * ${stride}u + ${e} / ${c}u]` : `${sh}[(${e} / ${c}u) * ${stride}u + ${e} % ${c}u]`;
+    }
     const at = this.layout.transposed.has(v.id) ? `(${e} % ${c}u) * ${r}u + ${e} / ${c}u` : e;
     return this.vectorised(v) ? `${sh}[(${at}) / 4u][(${at}) % 4u]` : `${sh}[${at}]`;
   }
@@ -623,6 +640,12 @@ class KernelEmitter {
     const sb = this.layout.registerOperands.has(b.id) ? this.stageRegisters(b) : this.name(b.id);
     const bm = a.type.shape[0]!;
     if (this.sgm) return this.sgm.dot(n, sa, sb, bm, bn, k);
+    if (this.dots) {
+      const stride = (v: TileValue) => stagedLines(v.type.shape, this.layout.transposed.has(v.id), v.type.dtype).stride;
+      this.dots.product(sa, stride(a), sb, stride(b), k);
+      this.forElements(result, (i, j) => w.line(`${this.elem(result, i, j)} += sh_dot[(${this.owned(i, 'ty', ty, this.t.gm)}) * ${bn}u + ${this.owned(j, 'tx', tx, this.t.gn)}];`));
+      return;
+    }
     w.block(`for (var kk = 0u; kk < ${k}u; kk++)`, () => {
       // A is K-major in workgroup memory: row r of step kk is at kk·BM + r; B's row kk at kk·BN.
       this.fragment('fa', sa, a, tm, `kk * ${bm}u`, 'ty', ty, this.t.gm);
@@ -654,7 +677,7 @@ class KernelEmitter {
   private vectorised(v: TileValue): boolean {
     const [r, c] = v.type.shape as [number, number];
     const group = this.layout.bOperands.has(v.id) ? this.t.gn : this.t.gm;
-    return group === 4 && (this.layout.transposed.has(v.id) ? r : c) % 4 === 0;
+    return !this.dots && group === 4 && (this.layout.transposed.has(v.id) ? r : c) % 4 === 0;
   }
 
   private loop(op: Extract<Op, { op: 'for' }>): void {
@@ -768,11 +791,19 @@ class KernelEmitter {
   }
 }
 
-/** The SIMT layout, or the subgroup-matrix one built on it when the target asks for it. */
+/**
+ * The SIMT layout, or where the target asks for subgroup matrices: the whole-kernel matrix layout
+ * built on it, else the SIMT layout with its dots on matrices (matrix-dots.ts).
+ */
 function matmulLayout(module: Module, target: MatmulTarget | undefined): { layout?: KernelLayout; problems: Diagnostic[] } {
   const simt = kernelLayout(module);
   const matrices = resolveTarget(target);
-  return simt.layout && matrices ? subgroupMatrixLayout(module, simt.layout, matrices) : simt;
+  if (!simt.layout || !matrices) return simt;
+  const whole = subgroupMatrixLayout(module, simt.layout, matrices);
+  if (whole.layout) return whole;
+  // A kernel with maps or reductions around its dots (attention) keeps them SIMT, its dots on matrices.
+  const dots = matrixDotLayout(module, simt.layout, matrices);
+  return dots.layout ? dots : { problems: [...whole.problems, ...dots.problems] };
 }
 
 /** The tensors as bindings 0…n−1, in declaration order. */
@@ -799,7 +830,7 @@ function emitForView(module: Module, layout: KernelLayout, table: ChunkTable, vi
     localRanks: view.ranks,
     tilesPerRank: module.kernel.grid.reduce((a, b) => a * b, 1),
     phases: tables.dispatches,
-    workgroupSize: [layout.threads.tx, layout.threads.ty],
+    workgroupSize: layout.matrixDots ? [layout.threads.tx * layout.threads.ty, 1] : [layout.threads.tx, layout.threads.ty],
     tensors,
     control: { binding: tensors.length, layout: controlLayout(table.parts.length, table.locks) },
     tables: { binding: tensors.length + 1, data: tables.data },

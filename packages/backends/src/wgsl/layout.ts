@@ -11,6 +11,7 @@
  * elements, then the partials of the threads that share a row (column) through a workgroup scratch.
  */
 import { error, type Diagnostic, type Module, type Op, type ReduceOp, type Shape, type TileValue } from '@syncopate/ir';
+import type { MatrixDotPlan } from './matrix-dots.js';
 import type { SubgroupMatrixPlan } from './subgroup-matrix.js';
 import { walkOps } from './walk-ops.js';
 
@@ -40,6 +41,8 @@ export interface KernelLayout {
   readonly reduceScratch: number;
   /** Set when dots lower to subgroup matrices (subgroup-matrix.ts) instead of the SIMT loop. */
   readonly matrix?: SubgroupMatrixPlan;
+  /** Set when a SIMT kernel's dots alone lower to subgroup matrices (matrix-dots.ts). */
+  readonly matrixDots?: MatrixDotPlan;
 }
 
 /** The largest power of two up to 16 that divides `n`. */

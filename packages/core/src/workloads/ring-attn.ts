@@ -16,8 +16,13 @@
  * memory (each load has its own array: 52 KiB at the default shape, over lavapipe's 32 KiB) and the
  * shader code lavapipe compiles (measured 8 s to 42 s at a 32x16 tile). Barrier insertion guards each
  * block's wait by the iterations that read it, so a tile waits for a block only just before it.
+ *
+ * In f16 (ring-attn-f16.ts) Q, K and V are f16, the softmax stays f32 and P is cast to f16 for P·V;
+ * on an adapter with subgroup matrices both products run on them (backends wgsl/matrix-dots.ts).
  */
-import { add, buildModule, mul, ownedBox, replicated, sharded, type AffineExpr, type Box, type ChunkPlan, type Module, type TileValue } from '@syncopate/ir';
+import { add, buildModule, dtypeBytes, mul, ownedBox, replicated, sharded, type AffineExpr, type Box, type ChunkPlan, type Module, type TileValue } from '@syncopate/ir';
+import { fromHalfBits, toHalfBits } from '../api/half.js';
+import { attentionReferenceF16 } from './ring-attn-f16.js';
 import { gatherTemplate } from './gather.js';
 import { checkRank, positiveInteger, UsageError } from './errors.js';
 import { fillRegion, tensorOf } from './tensor.js';
@@ -52,17 +57,41 @@ export interface RingAttentionShape {
   readonly blockM: number;
   /** Width of the slices of D that Q·Kᵀ is accumulated over (bounds the staged Q and K tiles). */
   readonly sliceD: number;
+  /** Element type of Q, K, V and of P in P·V (default f32); the softmax and O are f32. */
+  readonly dtype?: 'f32' | 'f16';
 }
 
 /**
- * The kernel's staged workgroup memory in bytes: a Q and a K slice, P and V (both [D, D]-wide: the
- * KV block is D rows, see `ringAttentionKernel`) and the partials of the row reductions.
+ * The kernel's staged workgroup memory in bytes on the SIMT path: a Q and a K slice, P and V (both
+ * [D, D]-wide: the KV block is D rows, see `ringAttentionKernel`) in the input type, and the f32
+ * partials of the row reductions.
  */
-export function attentionWorkgroupBytes(s: Pick<RingAttentionShape, 'headDim' | 'blockM' | 'sliceD'>): number {
+export function attentionWorkgroupBytes(s: Pick<RingAttentionShape, 'headDim' | 'blockM' | 'sliceD' | 'dtype'>): number {
   const d = s.headDim;
   let threadsAlongD = 16;
   while (d % threadsAlongD !== 0) threadsAlongD /= 2;
-  return 4 * (s.blockM * s.sliceD + d * s.sliceD + s.blockM * d + d * d + s.blockM * threadsAlongD);
+  return dtypeBytes(s.dtype ?? 'f32') * (s.blockM * s.sliceD + d * s.sliceD + s.blockM * d + d * d) + 4 * s.blockM * threadsAlongD;
+}
+
+/** Workgroup memory of the H100 (`maxComputeWorkgroupStorageSize`), which the tensor-core block is sized for. */
+const TENSOR_CORE_WORKGROUP_BYTES = 48 * 1024;
+
+/**
+ * The tile for f16 on subgroup matrices: one slice of D (Q·Kᵀ in one product, no loop of partial
+ * products through workgroup memory), and the most query rows, up to the shard, whose staged tiles
+ * (rows padded by 8 halves), f32 product and reduction partials fit the H100's 48 KiB: 32 at D = 64.
+ * Undefined in f32, or where D is not whole 16-wide matrices.
+ */
+export function ringAttentionTensorCoreBlock(o: WorkloadOptions): BlockShape | undefined {
+  const D = o.shape.n;
+  if (o.dtype !== 'f16' || D % 16 !== 0 || D > MAX_HEAD_DIM || o.shape.m % o.ranks !== 0) return undefined;
+  const shard = o.shape.m / o.ranks;
+  const padded = (rows: number) => rows * (D + 8) * 2;
+  const fits = (bm: number) =>
+    attentionWorkgroupBytes({ headDim: D, blockM: bm, sliceD: D, dtype: 'f16' }) <= ATTENTION_WORKGROUP_BYTES &&
+    2 * padded(bm) + 2 * padded(D) + 4 * bm * D + 4 * bm * 16 + 64 <= TENSOR_CORE_WORKGROUP_BYTES;
+  const blockM = [...ATTENTION_BLOCK_M].reverse().find((b) => b <= Math.max(16, shard) && fits(b));
+  return blockM === undefined ? undefined : { m: blockM, n: D, k: D };
 }
 
 /**
@@ -73,13 +102,14 @@ export function attentionWorkgroupBytes(s: Pick<RingAttentionShape, 'headDim' | 
  */
 export function ringAttentionKernel(s: RingAttentionShape): Module {
   const { seq: S, headDim: D, ranks: R, blockM: bm, sliceD: dk } = s;
+  const dtype = s.dtype ?? 'f32';
   const shard = S / R;
   const kv = D;
   return buildModule('ring_attn', { ranks: R }, (mb) => {
     // Q and O are rank-local: each rank holds its own queries and outputs.
-    const Q = mb.tensor('Q', [shard, D], 'f32', replicated());
-    const K = mb.tensor('K', [S, D], 'f32', sharded(0));
-    const V = mb.tensor('V', [S, D], 'f32', sharded(0));
+    const Q = mb.tensor('Q', [shard, D], dtype, replicated());
+    const K = mb.tensor('K', [S, D], dtype, sharded(0));
+    const V = mb.tensor('V', [S, D], dtype, sharded(0));
     const O = mb.tensor('O', [shard, D], 'f32', replicated());
     mb.kernel('attention', [Math.ceil(shard / bm)], (kb) => {
       const pm = kb.programId(0, 'pm');
@@ -104,7 +134,9 @@ export function ringAttentionKernel(s: RingAttentionShape): Module {
         const alpha = kb.unary('exp', kb.binary('sub', m, mNew, 'm_delta'), 'alpha');
         const lNew = kb.add(kb.mulTile(l, alpha, 'l_scaled'), kb.reduce('sum', p, 1, 'row_sum'), 'l_new');
         const v = kb.load(V, [row, 0], [kv, D], 'v');
-        const accNew = kb.dot(p, v, kb.mulTile(acc, alpha, 'acc_scaled'), 'pv');
+        // P·V multiplies in the input type: P rounded to f16 where V is f16.
+        const pIn = dtype === 'f32' ? p : kb.cast(p, dtype, 'p_in');
+        const accNew = kb.dot(pIn, v, kb.mulTile(acc, alpha, 'acc_scaled'), 'pv');
         return [mNew, lNew, accNew];
       };
 
@@ -122,7 +154,8 @@ export function ringAttentionShape(o: WorkloadOptions): RingAttentionShape {
   positiveInteger('ranks', o.ranks);
   positiveInteger('ring-attn: M (the sequence length S)', o.shape.m);
   positiveInteger('ring-attn: N (the head dimension D)', o.shape.n);
-  if (o.dtype !== 'f32') throw new UsageError(`ring-attn: dtype must be f32 (the online softmax runs in f32), got ${String(o.dtype)}`);
+  if (o.dtype !== 'f32' && o.dtype !== 'f16') throw new UsageError(`ring-attn: dtype must be f32 or f16 (the online softmax runs in f32 either way), got ${String(o.dtype)}`);
+  const dtype = o.dtype;
   if (o.chunksPerRank !== undefined) positiveInteger('chunksPerRank', o.chunksPerRank);
   const { m: S, n: D } = o.shape;
   if (D > MAX_HEAD_DIM) throw new UsageError(`ring-attn: head dimension D = ${D} is larger than ${MAX_HEAD_DIM}: a [D, D] block of V would not fit in workgroup memory`);
@@ -135,7 +168,7 @@ export function ringAttentionShape(o: WorkloadOptions): RingAttentionShape {
     );
   }
   const sliceD = o.block?.k ?? Math.min(16, D);
-  const fits = (blockM: number) => attentionWorkgroupBytes({ headDim: D, blockM, sliceD }) <= ATTENTION_WORKGROUP_BYTES;
+  const fits = (blockM: number) => attentionWorkgroupBytes({ headDim: D, blockM, sliceD, dtype }) <= ATTENTION_WORKGROUP_BYTES;
   const blockM = o.block?.m ?? [...ATTENTION_BLOCK_M].reverse().find((b) => b <= Math.max(16, shard) && fits(b)) ?? 16;
   if (o.block) {
     const { m, n, k } = o.block;
@@ -143,11 +176,11 @@ export function ringAttentionShape(o: WorkloadOptions): RingAttentionShape {
     if (n !== D) throw new UsageError(`ring-attn: block n (KV rows per step) must equal the head dimension D = ${D}, got ${n}`);
     if (!Number.isInteger(k) || k < 1 || k > D) throw new UsageError(`ring-attn: block k (the width of Q·Kᵀ's slices of D) must be an integer in [1, ${D}], got ${k}`);
   }
-  const bytes = attentionWorkgroupBytes({ headDim: D, blockM, sliceD });
+  const bytes = attentionWorkgroupBytes({ headDim: D, blockM, sliceD, dtype });
   if (bytes > ATTENTION_WORKGROUP_BYTES) {
     throw new UsageError(`ring-attn: block ${blockM}x${D}x${sliceD} stages ${bytes} bytes of workgroup memory, more than ${ATTENTION_WORKGROUP_BYTES}; use a smaller block m or k`);
   }
-  return { seq: S, headDim: D, ranks: o.ranks, blockM, sliceD };
+  return { seq: S, headDim: D, ranks: o.ranks, blockM, sliceD, dtype };
 }
 
 /** The block `ringAttentionShape` chooses, as a `BlockShape` (m query rows, n KV rows, k slice of D). */
@@ -156,13 +189,13 @@ export function ringAttentionBlock(o: WorkloadOptions): BlockShape {
   return { m: s.blockM, n: s.headDim, k: s.sliceD };
 }
 
-/** Uniform in [−1, 1): keeps scores within about ±1, where the softmax is well-conditioned. */
+/** Uniform in [−1, 1): keeps scores within about ±1, where the softmax is well-conditioned; rounded to halves for f16. */
 function uniformTensor(o: WorkloadOptions, seed: number, name: string, rows: number, cols: number, region: (rank: number) => Box): Float32Array[] {
   return Array.from({ length: o.ranks }, (_, rank) => {
     const data = new Float32Array(rows * cols);
     const next = mulberry32(streamSeed(seed, name, rank));
     fillRegion(data, [rows, cols], region(rank), () => 2 * next() - 1);
-    return data;
+    return o.dtype === 'f16' ? fromHalfBits(toHalfBits(data)) : data;
   });
 }
 
@@ -215,6 +248,8 @@ export const ringAttn: Workload = {
   defaults: { m: 256, n: 64, k: 256 },
   defaultRanks: 4,
   outputs: ['O'],
+  tensorCoreBlock: ringAttentionTensorCoreBlock,
+  // f16 too: the reference rounds P where the kernel does (ring-attn-f16.ts; RING_ATTN_TOLERANCE says why it holds).
   tolerance: () => RING_ATTN_TOLERANCE,
   build(o): { kernel: Module; plan: ChunkPlan } {
     const s = ringAttentionShape(o);
@@ -242,6 +277,7 @@ export const ringAttn: Workload = {
     const K = gatherShards(tensorOf(inputs, 'K', ranks, S * D), S, D);
     const V = gatherShards(tensorOf(inputs, 'V', ranks, S * D), S, D);
     const Q = tensorOf(inputs, 'Q', ranks, shard * D);
+    if (o.dtype === 'f16') return { O: Q.map((q) => attentionReferenceF16(q, K, V, shard, S, D, D)) };
     return { O: Q.map((q) => attentionReference(q, K, V, shard, S, D)) };
   },
   checkedRegion(o, tensor, rank) {
