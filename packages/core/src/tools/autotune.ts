@@ -12,16 +12,16 @@
  * fastest candidate is timed against sequential phasing (no transfer beside compute: the sequential
  * variant, `candidateBackend`) in alternating rounds (phasingTrial), and a tuned run never keeps an
  * overlap that loses: over two devices with one queue each it can (two H200s: a2a-gemm's fused run
- * 0.90–0.93x sequential, benchmarks/README.md, 2026-11-26), and on one device where there is little
- * communication to hide (one H100: a2a-gemm's 0.1 ms of moves beside 2.5 ms of GEMM, fused 0.98x,
- * session of 01:27 on 2026-11-27).
+ * 0.90–0.93x sequential; the write-up is in git history, `git show 7ead932:benchmarks/README.md`), and
+ * on one device where there is little communication to hide (one H100: a2a-gemm's 0.1 ms of moves
+ * beside 2.5 ms of GEMM, fused 0.98x: benchmarks/results/h100-2026-11-27n/call3/suite.jsonl).
  * Before that, over more than two ranks (where both plans are one), a workload whose gather or
  * reduction is not named is timed with the other plan at the fastest candidate, and the faster kept:
  * the plan, so every variant of a tuned run moves its data alike. Gathers one-shot (ring attention over
- * two H100s ran 1.5x faster so; on one H100 the f16 ag-gemm's fused kernel ran slower:
- * benchmarks/README.md, 2026-11-26, session of 18:26); reductions the other way than the placement's
+ * two H100s ran 1.5x faster so; on one H100 the f16 ag-gemm's fused kernel ran slower; the write-up is
+ * in git history, `git show e8c8730:benchmarks/README.md`); reductions the other way than the placement's
  * default (`Workload.defaultReduction`: gemm-rs one-shot on one device, the ring over several, each measured
- * faster there only on the rows run: session of 20:31).
+ * faster there only on the rows run: `git show da4e168:benchmarks/README.md`).
  *
  * A candidate that throws (a tile whose pipeline the adapter cannot create: 128x128x64 f16 needs more
  * workgroup memory than lavapipe's 32 KiB) is a failed trial with its message, not the end of the
@@ -107,7 +107,8 @@ export interface TuneOptions extends Omit<RunWorkloadOptions, 'order' | 'chunksP
  * (milliseconds each), so rounds are cheap beside the trial's sessions, compiles and checks. On two
  * H200s, at one a run (ten rounds) the trials of the suite's two-device rows had intervals as wide as
  * 0.59–2.24 (a2a-gemm); at four, with rounds that open untimed (timed-rounds.ts), 0.98–1.12 at the
- * widest, and they agreed with the bench's own rounds (benchmarks/README.md, 2026-11-27).
+ * widest, and they agreed with the bench's own rounds (benchmarks/README.md, Method notes;
+ * benchmarks/results/2gpu-2026-11-27o/call4/suite.jsonl).
  */
 export const PHASING_ROUNDS_PER_RUN = 4;
 
@@ -115,9 +116,10 @@ export const PHASING_ROUNDS_PER_RUN = 4;
  * Overlap against sequential phasing for the fastest overlapped candidate, the two alone in alternating
  * rounds (benchPhasings: both sessions open, each round runs both, the speedup is the median of the
  * rounds' ratios with its bootstrap interval): trials timed one after the other flipped the choice
- * between calls on two H200s (benchmarks/README.md, 2026-11-26, session of 14:44). Sequential is kept
+ * between calls on two H200s (`git show f5a7c01:benchmarks/README.md`). Sequential is kept
  * where overlap is slower in the median of the rounds' ratios: keeping it only where overlap was slower
- * beyond the interval left gemm-rs f16 overlapped at 0.91x (two H100s, call 5 there). The trial's `ms`
+ * beyond the interval left gemm-rs f16 overlapped at 0.91x (two H100s; the result files are in git
+ * history, `git show 8a80f49:benchmarks/results/2gpu-2026-11-26i/call5/suite.jsonl`). The trial's `ms`
  * is the sequential variant's median in those rounds, `overlapRatio` the rounds' sequential / overlap.
  */
 async function phasingTrial(o: TuneOptions, overlap: TuneTrial): Promise<{ readonly trial: TuneTrial; readonly keepSequential: boolean }> {

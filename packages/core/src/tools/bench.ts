@@ -40,7 +40,7 @@ export const VARIANT_OPTIONS: Record<BenchVariant, Pick<RunWorkloadOptions, 'bac
  * The backend a fused run at a phasing runs with. At sequential phasing every chunk moves between
  * dispatches, those within a device too: that is the sequential variant. Moved inside the kernel instead
  * (gpu-signal), a2a-gemm's within-device chunks kept a sequential-phased fused run at 0.96x the sequential
- * variant (two H200s, benchmarks/README.md, 2026-11-26), so a tuned choice not to overlap would still lose.
+ * variant (two H200s), so a tuned choice not to overlap would still lose.
  */
 export const candidateBackend = (phasing: 'overlap' | 'sequential' | undefined): 'auto' | 'peer-copy' => (phasing === 'sequential' ? 'peer-copy' : 'auto');
 
@@ -155,7 +155,7 @@ export interface BenchReport {
   /**
    * Set where the fused and sequential variants lowered to the same program: a fused row at a tuned
    * sequential phasing (the tuner's trial had overlap slower). Its ratio to sequential is then that of
-   * a program timed against itself, the rounds' noise (on two H200s 0.96–0.99x, 2026-11-27).
+   * a program timed against itself, the rounds' noise (on two H200s 0.96–0.99x).
    */
   readonly fusedIsSequential?: true;
   /** Over several devices: how the peer copies crossed the host (runtime's host-copy.ts). */
@@ -238,8 +238,9 @@ function sameProgramFlags(lowered: ReadonlyMap<string, string>): Pick<TimedVaria
 /**
  * A full collection where the host exposes one (`node --expose-gc`), between rounds rather than in
  * them: every mapped range of a transfer is an ArrayBuffer of external memory, and the collections
- * its pressure starts took 10–38 ms in a two-device run (call 10 of
- * benchmarks/results/h200x2-2026-11-26d, in git history at d909dbf), far longer than a round's parts.
+ * its pressure starts took 10–38 ms in a two-device run on two H200s (the result file is in git
+ * history: `git show d909dbf:benchmarks/results/h200x2-2026-11-26d/call10/log.txt`), far longer than a
+ * round's parts.
  */
 function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -268,10 +269,10 @@ function roundRatios(numerator: readonly number[], denominator: readonly number[
  * the host's copies drift from one session to the next, and the GPUs' clocks follow the load with a lag
  * of seconds. On two H200s, under runs that mostly wait on the host, an SM clock sat at 345 MHz for
  * tens of seconds and took 2.5 s to climb back to 1,980 (nvidia-smi every 50 ms,
- * benchmarks/results/h200x2-2026-11-26b/call5): blocks of one program timed seconds apart came out up
+ * benchmarks/results/h200x2-2026-11-26b/call5/clocks.csv.xz): blocks of one program timed seconds apart came out up
  * to 2x apart, and a row's ratios move with the state too (gemm-rs f16 at 0.74x in rounds at low
- * clocks, its compute alone 1.21 ms against 0.47–0.64 at busy ones: h200x2-2026-11-26c/call2, in git
- * history at d909dbf).
+ * clocks, its compute alone 1.21 ms against 0.47–0.64 at busy ones; the result file is in git history:
+ * `git show d909dbf:benchmarks/results/h200x2-2026-11-26c/call2/suite.jsonl`).
  *
  * So the parts — the three variants, the sequential and the fused variant's communication alone
  * (PlacedSession.run's `communicationOnly`) and, with `computeOnly`, the kernel without its transfers —
@@ -406,8 +407,9 @@ const BOOTSTRAP_RESAMPLES = 2000;
 /**
  * A bootstrap interval of medianRoundRatio: the rounds resampled with replacement, the central `level`
  * of the resampled medians. What a row's rounds can resolve: on two H200s a program timed against
- * itself in a second session came out 0.94x with an interval of 0.75–1.01 (benchmarks/README.md,
- * 2026-11-26). Seeded from the rounds' count, so a report is reproducible from its rounds.
+ * itself in a second session came out 0.94x with an interval of 0.75–1.01 (the write-up and its result
+ * files are in git history: `git show f5a7c01:benchmarks/README.md`, 2gpu-2026-11-26i). Seeded from the
+ * rounds' count, so a report is reproducible from its rounds.
  */
 export function roundRatioInterval(numerator: readonly number[], denominator: readonly number[], level = 0.95): readonly [number, number] {
   const ratios = roundRatios(numerator, denominator);

@@ -2,8 +2,8 @@
  * GPU work that does nothing but keep devices busy. A GPU's clock follows its load over seconds: runs
  * that mostly wait on the host leave it at idle clocks (345 MHz on two H200s), and the kernel of a
  * workload alone, run over and over, still leaves gaps of host time between runs (ring-attn's, at
- * 31–45% utilization, climbed from 383 to 1,260 MHz in 4 s: benchmarks/results/h200x2-2026-11-26c,
- * call 3). A bench over several devices runs this between its rounds (bench.ts). Each invocation runs
+ * 31–45% utilization, climbed from 383 to 1,260 MHz in 4 s:
+ * benchmarks/results/h200x2-2026-11-26c/call3/clocks.csv.xz). A bench over several devices runs this between its rounds (bench.ts). Each invocation runs
  * a chain of dependent FMAs; the dispatch doubles until one submission takes BURN_SUBMIT_MS, so one
  * kernel suits a software adapter and an H200 alike, and two submissions are kept in flight so the
  * queue never runs dry.

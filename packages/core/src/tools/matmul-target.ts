@@ -4,8 +4,8 @@
  * Dawn's toggles), and SIMT elsewhere; a kernel the subgroup-matrix path cannot lower stays SIMT
  * (run.ts, retarget). Naming `subgroup-matrix` on a device without the feature is a UsageError that
  * says what is missing. The subgroup-matrix kernel was exact on the H100 at every shape checked once
- * every workgroup variable was a whole number of 16-byte words (2026-11-23,
- * benchmarks/results/h100-2026-11-23/subgroup-matrix-v3/); before that fix `auto` stayed on SIMT.
+ * every workgroup variable was a whole number of 16-byte words
+ * (benchmarks/results/h100-2026-11-23/subgroup-matrix-v3/); before that fix `auto` stayed on SIMT.
  */
 import { chooseMatmulStrategy, type MatmulTarget } from '@syncopate/backends';
 import type { DeviceHandle } from '@syncopate/runtime';

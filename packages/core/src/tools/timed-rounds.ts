@@ -26,8 +26,9 @@ export function roundOrders(names: readonly string[], runs: number): string[][] 
 /**
  * Each part's times, round by round, and the rounds' orders. A recorded round opens with an untimed
  * run of its first part: over two devices the part that ran first after the busy kernel between rounds
- * took 13–20% longer than where it came later (the median over 24 rows of three calls on two H200s,
- * benchmarks/README.md, 2026-11-27), so a part's time hung on its place, and a ratio of two parts on
+ * took 13–20% longer than where it came later (the median over 24 rows of three calls on two H200s:
+ * `node dist/round-positions.mjs` on benchmarks/results/2gpu-2026-11-27o/call1–call3/suite.jsonl;
+ * benchmarks/README.md, Method notes), so a part's time hung on its place, and a ratio of two parts on
  * which one went first.
  */
 export async function timeInRounds(parts: ReadonlyMap<string, TimedPart>, o: RoundsOptions): Promise<{ times: Map<string, number[]>; orders: string[][] }> {

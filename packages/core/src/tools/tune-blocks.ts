@@ -1,7 +1,7 @@
 /**
  * The GEMM tiles the autotuner tries. The lists are the tiles measured fastest on the H100
  * (benchmarks/gemm.md): f16 on subgroup matrices 128x128x64, 128x256x16, 128x256x32 (the fastest emitted
- * at 4096³ and 8192³, benchmarks/README.md, 2026-11-25 night) and 128x128x32, f32 SIMT 128x128x8
+ * at 4096³ and 8192³: benchmarks/results/h100-2026-11-25c/call5/tiles/matmul-tiles.json) and 128x128x32, f32 SIMT 128x128x8
  * then 128x128x16, and 64x64x32, the tile each path had before. Other devices may rank them
  * differently, which is why they are timed rather than chosen here.
  */
