@@ -40,7 +40,7 @@ const between = (random: Random, lo: number, hi: number) => lo + Math.floor(rand
 function size(random: Random, max: number, min = 1): number {
   const x = between(random, min, Math.max(min, max));
   if (random() < 0.25) return Math.max(min, Math.min(max, Math.round(x / 16) * 16) || min);
-  return random() < 0.5 ? x | 1 : x;
+  return random() < 0.5 ? Math.min(max, x | 1) : x;
 }
 
 /** A count divisible by `ranks`, up to about `max`: workloads that split a dimension evenly. */

@@ -104,7 +104,7 @@ export async function runCase(c: FuzzCase, devices: FuzzDevices, timeoutMs: numb
     const ms = performance.now() - start;
     const error = e instanceof Error ? e.name : typeof e;
     const message = e instanceof Error ? e.message : String(e);
-    if (isRefusal(e)) return { ...base, outcome: 'refused', ms, error, message };
+    if (isRefusal(e)) return { ...base, outcome: 'refused', ms, error: 'UsageError', message };
     await devices.renew(run);
     const detail = e instanceof Error && !isTimeout(e) ? `${message}\n${(e.stack ?? '').split('\n').slice(1, 6).join('\n')}` : message;
     return { ...base, outcome: isTimeout(e) ? 'timeout' : 'error', ms, error, message: detail };
