@@ -16,7 +16,8 @@ export { BLOCK_K, BLOCK_MN, defaultBlock, defaultReduction, shrinkBlock, simtGem
 export { DEFAULT_POOLING, EMBED_BLOCK_M, embedA2a, gatherRow } from './embed-a2a.js';
 export { a2aGemm, a2aKernel, a2aLayout, a2aPlan, defaultSplits, type A2aLayout } from './a2a.js';
 export { defaultGemvBlock, GEMV_BLOCK_M, gemvKernel, validateGemvOptions } from './gemv.js';
-export { attentionReference, attentionWorkgroupBytes, ringAttentionBlock, ringAttentionKernel, ringAttentionShape, RING_ATTN_TOLERANCE } from './ring-attn.js';
+export { attentionReference, attentionWorkgroupBytes, ringAttentionBlock, ringAttentionKernel, ringAttentionShape, ringAttentionTensorCoreBlock, RING_ATTN_TOLERANCE } from './ring-attn.js';
+export { attentionReferenceF16 } from './ring-attn-f16.js';
 export { mulberry32, smallIntegers, streamSeed } from './random.js';
 export { gemmTolerance } from './tolerance.js';
 export { fillRegion, forEachRun, gemmAccumulate, maxAbsError } from './tensor.js';
