@@ -7,14 +7,43 @@
  * rounds, each running both layers once in alternating order, timed on the host's clock around the
  * layer's ten steps; then each step alone, once a round, for where the time goes.
  *
+ * The GEMMs take subgroup matrices (tensor cores) where the devices have them (`--target auto`), or
+ * SIMT (`--target simt`). `--attention QxKxD` sets the attention tile (query rows, KV rows, Q·Kᵀ's
+ * slice); `--attention-tiles A,B,..` first times the attention kernel alone at each tile given (one
+ * JSON line each, with the layer's tile among them for scale), at the layer's shape.
+ *
+ * Last, each GEMM step's collective alone (the sequential program run with its tiles' phases left
+ * out), for the layer's perfect-overlap bound: every step that is not a GEMM as the fused layer ran
+ * it, and each GEMM step as the longer of its compute (the sequential step less its collective) and
+ * its collective. An optimistic bound: over two devices a device's own copies to and from the host
+ * cannot overlap its dispatches (DESIGN.md).
+ *
  *   node dist/tp-layer.mjs [--ranks 8] [--devices 1] [--dtype f16] [--seq 4096 --hidden 4096 --heads 32
- *                          --head-dim 128 --ffn 11008] [--rounds 10] [--reference] [--out FILE.jsonl]
+ *                          --head-dim 128 --ffn 11008] [--rounds 10] [--reference] [--target auto|simt]
+ *                          [--attention 64x16x16] [--attention-tiles 16x32x32,64x16x16] [--out FILE.jsonl]
  *
  * Prints one JSON line (and appends it to --out).
  */
 import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { adapterLabel, openDeviceGroup, summarize, tpLayer, tpLayerInputs, tpLayerReference, type LoadedTpLayer, type TpLayerConfig, type TpLayerTensors } from '@syncopate/core';
+import {
+  adapterLabel,
+  causalAttentionKernel,
+  causalMask,
+  compileOrThrow,
+  openDeviceGroup,
+  summarize,
+  tpLayer,
+  tpLayerInputs,
+  tpLayerReference,
+  tpLayerShape,
+  type AttentionTile,
+  type TpLayerGemmName,
+  type DeviceGroup,
+  type LoadedTpLayer,
+  type TpLayerConfig,
+  type TpLayerTensors,
+} from '@syncopate/core';
 
 const { values: v } = parseArgs({
   options: {
@@ -28,9 +57,18 @@ const { values: v } = parseArgs({
     ffn: { type: 'string', default: '11008' },
     rounds: { type: 'string', default: '10' },
     reference: { type: 'boolean', default: false },
+    target: { type: 'string', default: 'auto' },
+    attention: { type: 'string' },
+    'attention-tiles': { type: 'string' },
     out: { type: 'string' },
   },
 });
+
+/** `64x16x16` as a tile: query rows, KV rows, slice of headDim. */
+function parseTile(text: string): AttentionTile {
+  const [queryBlock, kvBlock, sliceD] = text.split('x').map(Number);
+  return { queryBlock: queryBlock!, kvBlock: kvBlock!, sliceD: sliceD! };
+}
 
 const config: TpLayerConfig = {
   seq: Number(v.seq),
@@ -40,7 +78,39 @@ const config: TpLayerConfig = {
   ffn: Number(v.ffn),
   ranks: Number(v.ranks),
   dtype: v.dtype as 'f32' | 'f16',
+  ...(v.attention && { attention: parseTile(v.attention) }),
 };
+const target = v.target as 'auto' | 'simt';
+
+function emit(record: object): void {
+  const line = JSON.stringify(record);
+  console.log(line);
+  if (v.out) appendFileSync(v.out, `${line}\n`);
+}
+
+/** The attention kernel alone at each tile, over a QKV of small values: median of 5 runs after 2. */
+async function attentionSweep(group: DeviceGroup, tiles: readonly string[]): Promise<void> {
+  for (const text of tiles) {
+    try {
+      const s = tpLayerShape({ ...config, attention: parseTile(text) });
+      const kernel = causalAttentionKernel({ seq: s.seq, localHeads: s.localHeads, headDim: s.headDim, ranks: s.ranks, queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD, dtype: s.dtype });
+      const program = await group.load(compileOrThrow(kernel, { name: 'local', ranks: s.ranks, chunks: [] }));
+      const tensors = {
+        QKV: await group.tensor(program.spec('QKV'), { fill: 0.01 }),
+        MASK: await group.tensor(program.spec('MASK'), Array.from({ length: s.ranks }, () => causalMask(s))),
+        O: await group.tensor(program.spec('O'), { fill: 0 }),
+      };
+      for (let i = 0; i < 2; i++) await program.run(tensors);
+      const times: number[] = [];
+      for (let i = 0; i < 5; i++) times.push(await timed(() => program.run(tensors)));
+      emit({ bench: 'tp-layer-attention', config, tile: text, ms: summarize(times) });
+      Object.values(tensors).forEach((t) => t.destroy());
+      program.destroy();
+    } catch (e) {
+      emit({ bench: 'tp-layer-attention', config, tile: text, error: String((e as Error).message ?? e).slice(0, 400) });
+    }
+  }
+}
 
 /** The largest |a − b| over ranks' own rows (both given as each rank's [S/R, H] rows), and the largest |b|. */
 function compare(a: readonly Float32Array[], b: readonly ArrayLike<number>[]): { maxAbs: number; scale: number } {
@@ -69,10 +139,28 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
+/** Each GEMM's step in `LoadedTpLayer.steps`. */
+const GEMM_STEPS: Record<TpLayerGemmName, string> = { qkv: 'all-gather+qkv', outProj: 'out-proj+reduce-scatter', gateUp: 'all-gather+gate-up', down: 'down+reduce-scatter' };
+
+/** Each GEMM step's collective alone in the sequential layer: median ms of 5 runs after 2. */
+async function collectivesAlone(layer: LoadedTpLayer, t: TpLayerTensors): Promise<Record<TpLayerGemmName, number>> {
+  const out: Partial<Record<TpLayerGemmName, number>> = {};
+  for (const [g, name] of Object.entries(GEMM_STEPS) as [TpLayerGemmName, string][]) {
+    const step = layer.steps(t).find((s) => s.name === name)!;
+    const run = () => layer.program(step.kernel).run(step.tensors, { communicationOnly: true });
+    for (let i = 0; i < 2; i++) await run();
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) times.push(await timed(run));
+    out[g] = summarize(times).median;
+  }
+  return out as Record<TpLayerGemmName, number>;
+}
+
 const group = await openDeviceGroup({ devices: Number(v.devices), timeoutMs: 120_000 });
 try {
+  if (v['attention-tiles']) await attentionSweep(group, v['attention-tiles'].split(','));
   const variants = { fused: tpLayer(config), sequential: tpLayer(config, { variant: 'sequential' }) };
-  const loaded = { fused: await variants.fused.load(group), sequential: await variants.sequential.load(group) };
+  const loaded = { fused: await variants.fused.load(group, { target }), sequential: await variants.sequential.load(group, { target }) };
   const inputs = tpLayerInputs(config, 1);
   const t = await loaded.fused.tensors(inputs);
 
@@ -95,21 +183,31 @@ try {
     }
   }
   const median = (xs: number[]) => summarize(xs).median;
+  const stepsMedianMs = Object.fromEntries(Object.entries(steps).map(([name, s]) => [name, Object.fromEntries(Object.entries(s).map(([k, xs]) => [k, median(xs)]))])) as Record<'fused' | 'sequential', Record<string, number>>;
+  const collectiveMs = await collectivesAlone(loaded.sequential, t);
+  const gemmStep = Object.fromEntries(Object.entries(GEMM_STEPS).map(([g, step]) => [step, g as TpLayerGemmName]));
+  const boundMs = Object.entries(stepsMedianMs.fused).reduce((sum, [step, ms]) => {
+    const g = gemmStep[step];
+    return sum + (g ? Math.max(collectiveMs[g], stepsMedianMs.sequential[step]! - collectiveMs[g]) : ms);
+  }, 0);
   const record = {
     bench: 'tp-layer',
     config,
     devices: group.devices.length,
     adapter: adapterLabel(group.devices[0]!, group.devices.length),
     rounds: Number(v.rounds),
+    gemmTarget: { fused: loaded.fused.gemmTarget, sequential: loaded.sequential.gemmTarget },
+    attentionTile: { queryBlock: loaded.fused.shape.queryBlock, kvBlock: loaded.fused.shape.kvBlock, sliceD: loaded.fused.shape.sliceD },
     timing: 'wall-clock',
     check: { fusedVsSequential: agree, ...(vsReference && { vsReference }) },
     ms: { fused: summarize(times.fused), sequential: summarize(times.sequential) },
     fusedOverSequential: median(times.sequential) / median(times.fused),
-    stepsMedianMs: Object.fromEntries(Object.entries(steps).map(([name, s]) => [name, Object.fromEntries(Object.entries(s).map(([k, xs]) => [k, median(xs)]))])),
+    stepsMedianMs,
+    collectiveAloneMs: collectiveMs,
+    overlapBoundMs: boundMs,
+    fusedOverBound: median(times.fused) / boundMs,
   };
-  const line = JSON.stringify(record);
-  console.log(line);
-  if (v.out) appendFileSync(v.out, `${line}\n`);
+  emit(record);
 } finally {
   group.close();
 }

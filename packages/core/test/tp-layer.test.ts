@@ -8,7 +8,18 @@
  * machine); warm, a case takes about a second. Hence the long timeouts.
  */
 import { describe, expect, it } from 'vitest';
-import { openDeviceGroup, TensorInputError, tpLayer, tpLayerInputs, tpLayerReference, UsageError, type LoadedTpLayer, type TpLayerConfig, type TpLayerStep, type TpLayerVariant } from '@syncopate/core';
+import {
+  openDeviceGroup,
+  TensorInputError,
+  tpLayer,
+  tpLayerInputs,
+  tpLayerReference,
+  UsageError,
+  type LoadedTpLayer,
+  type TpLayerConfig,
+  type TpLayerStep,
+  type TpLayerVariant,
+} from '@syncopate/core';
 
 const SHAPE = { seq: 16, hidden: 32, heads: 4, headDim: 8, ffn: 64 } as const;
 const COLD_COMPILE_MS = 600_000;
@@ -36,7 +47,11 @@ const TOLERANCE = { f32: 1e-5, f16: 8 * 2 ** -11 } as const;
 async function layerError(
   config: TpLayerConfig,
   devices: number,
-  options: { variant?: TpLayerVariant; edit?: (steps: TpLayerStep[], loaded: LoadedTpLayer) => Promise<TpLayerStep[]>; check?: (loaded: LoadedTpLayer) => void } = {},
+  options: {
+    variant?: TpLayerVariant;
+    edit?: (steps: TpLayerStep[], loaded: LoadedTpLayer) => Promise<TpLayerStep[]>;
+    check?: (loaded: LoadedTpLayer) => void;
+  } = {},
 ): Promise<number> {
   const { edit, check } = options;
   const layer = tpLayer(config, { variant: options.variant ?? 'fused' });
@@ -91,6 +106,16 @@ describe('a tensor-parallel layer, end to end, against the CPU reference', () =>
     expect(await layerError(config, 1)).toBeLessThan(TOLERANCE.f32);
   }, COLD_COMPILE_MS);
 
+  it.each([
+    // More query rows than KV rows, and the reverse: the mask's columns either side of the diagonal.
+    [{ queryBlock: 32, kvBlock: 16, sliceD: 16 }],
+    [{ queryBlock: 8, kvBlock: 32, sliceD: 16 }],
+  ])('attention tile %o (query tiles last-first)', async (attention) => {
+    const config: TpLayerConfig = { seq: 64, hidden: 128, heads: 2, headDim: 64, ffn: 64, ranks: 2, dtype: 'f32', attention };
+    expect(tpLayer(config).shape).toMatchObject(attention);
+    expect(await layerError(config, 1)).toBeLessThan(TOLERANCE.f32);
+  }, COLD_COMPILE_MS);
+
   it('catches attention run without its causal mask', async () => {
     const error = await layerError({ ...SHAPE, ranks: 2, dtype: 'f32' }, 1, {
       edit: async (steps, loaded) => {
@@ -130,6 +155,9 @@ describe('what the layer refuses', () => {
     [{ ranks: 0 }, /ranks \(R\) must be a positive integer, got 0/],
     [{ headDim: 256, hidden: 1024 }, /headDim 256 makes the attention kernel stage \d+ bytes of workgroup memory/],
     [{ reduction: 'tree' }, /reduction must be 'ring' or 'one-shot', got tree/],
+    [{ attention: { queryBlock: 12, kvBlock: 8, sliceD: 8 } }, /attention.queryBlock must be a power of two, got 12/],
+    [{ attention: { queryBlock: 32, kvBlock: 8, sliceD: 8 } }, /attention.queryBlock \(32\) must divide seq \(S = 16\)/],
+    [{ attention: { queryBlock: 16, kvBlock: 16, sliceD: 8 } }, /attention.kvBlock \(16\) must divide headDim \(8\)/],
   ] as [Partial<Record<keyof TpLayerConfig, unknown>>, RegExp][])('%o', (change, message) => {
     const make = () => tpLayer({ ...good, ...change } as TpLayerConfig);
     expect(make).toThrow(UsageError);

@@ -28,6 +28,8 @@ export interface ProgramRunOptions {
    * overlap). Default true.
    */
   readonly overlap?: boolean;
+  /** true: the phases that run tiles are not launched, so the run is the kernel's communication alone (benchmarks' overlap bounds). */
+  readonly communicationOnly?: boolean;
 }
 
 export class Program {
@@ -82,7 +84,7 @@ export class Program {
   async run(tensors: Readonly<Record<string, Tensor>>, options: ProgramRunOptions = {}): Promise<RunResult> {
     this.checkLive();
     this.session.bindTensors(this.bindings(tensors));
-    return this.session.run({ overlap: options.overlap ?? true });
+    return this.session.run({ overlap: options.overlap ?? true, ...(options.communicationOnly && { communicationOnly: true }) });
   }
 
   /** Per device, the buffer each of the kernel's tensors binds; throws a typed error naming the first misfit. */

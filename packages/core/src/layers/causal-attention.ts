@@ -15,6 +15,10 @@
  *
  * The score tile [bq, bkv] is the register tile, so the output, d wide, is kept as d/bkv pieces of
  * [bq, bkv], each with its own slice of V: a KV block narrower than d keeps V's staged tiles small.
+ *
+ * Query tiles run last-first: tile pm covers queries from (S/bq − 1 − pm)·bq, so the tiles with the
+ * most KV blocks take the first tickets and the short ones fill in at the end (causal work grows
+ * with the query row; in row order the longest tiles started last and ran alone).
  */
 import { add, buildModule, mul, type AffineExpr, type AffineLike, type DType, type Module, type TileValue } from '@syncopate/ir';
 
@@ -24,7 +28,7 @@ export interface CausalAttentionShape {
   readonly localHeads: number;
   readonly headDim: number;
   readonly ranks: number;
-  /** Query rows per tile. */
+  /** Query rows per tile; divides seq. */
   readonly queryBlock: number;
   /** KV rows per step; divides headDim. */
   readonly kvBlock: number;
@@ -59,10 +63,12 @@ export function causalAttentionKernel(s: CausalAttentionShape, name = 'attention
     const QKV = mb.tensor('QKV', [S, 3 * width], 'f32');
     const MASK = mb.tensor('MASK', causalMaskShape(s), 'f32');
     const O = mb.tensor('O', [S, width], dtype);
-    mb.kernel(name, [Math.ceil(S / bq), nh], (kb) => {
+    const tiles = S / bq;
+    mb.kernel(name, [tiles, nh], (kb) => {
       const pm = kb.programId(0, 'pm');
       const ph = kb.programId(1, 'ph');
-      const q0 = mul(pm, bq);
+      // Last query tile first (see above): q0 = (tiles − 1 − pm)·bq.
+      const q0 = add(mul(pm, -bq), (tiles - 1) * bq);
       const col = (part: number, extra: AffineLike = 0): AffineExpr => add(add(mul(ph, d), part * width), extra);
       const scale = kb.constant(1 / Math.sqrt(d), [1, 1], 'f32', 'scale');
 
@@ -76,7 +82,8 @@ export function causalAttentionKernel(s: CausalAttentionShape, name = 'attention
                 const k = kb.load(QKV, [j, col(1, c)], [bkv, dk], 'k');
                 return [kb.dotTransposeB(q, k, sAcc as Matrix, 'qk')] as const;
               }, 'dc');
-        const mask = kb.load(MASK, [0, add(j, mul(pm, -bq), bq)], [bq, bkv], 'mask');
+        // Column j − q0 + bq.
+        const mask = kb.load(MASK, [0, add(j, mul(pm, bq), (2 - tiles) * bq)], [bq, bkv], 'mask');
         const scores = kb.add(kb.mulTile(qk, scale, 'scaled'), mask, 'scores');
         const mNew = kb.binary('max', m!, kb.reduce('max', scores, 1, 'row_max'), 'm_new');
         const p = kb.unary('exp', kb.binary('sub', scores, mNew, 'shifted'), 'p');

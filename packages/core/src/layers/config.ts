@@ -29,13 +29,28 @@ export interface TpLayerConfig {
   readonly reduction?: ReductionPlan;
   /** Each rank's shard moves as this many chunks in every collective (default 1). */
   readonly chunksPerRank?: number;
+  /**
+   * The attention kernel's tile (default: 16 query rows, KV blocks and Q·Kᵀ slices of min(32, d),
+   * within TP_ATTENTION_WORKGROUP_BYTES, which every adapter offers). A tile given here may stage up
+   * to TP_ATTENTION_MAX_WORKGROUP_BYTES (an H100's or H200's 48 KiB; lavapipe offers 32 KiB).
+   */
+  readonly attention?: AttentionTile;
+}
+
+/** Query rows per tile (a divisor of S), KV rows per step and Q·Kᵀ's slice width (divisors of headDim). */
+export interface AttentionTile {
+  readonly queryBlock: number;
+  readonly kvBlock: number;
+  readonly sliceD: number;
 }
 
 /** Workgroup memory the attention kernel may stage (lavapipe offers 32 KiB; the rest is left to signalling). */
 export const TP_ATTENTION_WORKGROUP_BYTES = 28 * 1024;
+/** Workgroup memory a tile given in the config may stage: 48 KiB (H100, H200) less 1 KiB for the kernel's own words. */
+export const TP_ATTENTION_MAX_WORKGROUP_BYTES = 47 * 1024;
 
 /** Sizes derived from a checked config: per-rank widths and the local kernels' tiles. */
-export interface TpLayerShape extends Required<TpLayerConfig> {
+export interface TpLayerShape extends Required<Omit<TpLayerConfig, 'attention'>> {
   /** Rows each rank owns: S/R. */
   readonly shard: number;
   /** Heads per rank, and their width H/R (Q, K and V each). */
@@ -103,6 +118,8 @@ export function tpLayerShape(config: TpLayerConfig): TpLayerShape {
   const shard = seq / ranks;
   // The attention tile's score and output pieces share the register tile [queryBlock, kvBlock].
   const kvBlock = pow2Dividing(headDim, 32);
+  const tile = config.attention ?? { queryBlock: 16, kvBlock, sliceD: headDim <= 32 ? headDim : kvBlock };
+  if (config.attention) checkAttentionTile(config.attention, seq, headDim);
   const shape: TpLayerShape = {
     seq, hidden, heads, headDim, ffn, ranks, dtype, eps, gather, reduction, chunksPerRank,
     shard,
@@ -112,13 +129,30 @@ export function tpLayerShape(config: TpLayerConfig): TpLayerShape {
     rowBlock: pow2Dividing(shard, 16),
     colBlock: Math.max(4, pow2AtMost(hidden, 64)),
     ffnBlock: Math.max(4, pow2AtMost(ffn / ranks, 64)),
-    queryBlock: 16,
-    kvBlock,
-    sliceD: headDim <= 32 ? headDim : kvBlock,
+    queryBlock: tile.queryBlock,
+    kvBlock: tile.kvBlock,
+    sliceD: tile.sliceD,
   };
   const bytes = tpAttentionWorkgroupBytes(shape);
-  if (bytes > TP_ATTENTION_WORKGROUP_BYTES) {
+  if (config.attention && bytes > TP_ATTENTION_MAX_WORKGROUP_BYTES) {
+    const { queryBlock: q, kvBlock: k, sliceD: d } = config.attention;
+    throw new UsageError(`tp-layer: attention tile ${q}x${k}x${d} stages ${bytes} bytes of workgroup memory, more than ${TP_ATTENTION_MAX_WORKGROUP_BYTES}`);
+  }
+  if (!config.attention && bytes > TP_ATTENTION_WORKGROUP_BYTES) {
     throw new UsageError(`tp-layer: headDim ${headDim} makes the attention kernel stage ${bytes} bytes of workgroup memory, more than ${TP_ATTENTION_WORKGROUP_BYTES}`);
   }
+  if (seq % shape.queryBlock !== 0) throw new UsageError(`tp-layer: seq (S = ${seq}) must be a multiple of the attention's ${shape.queryBlock} query rows per tile`);
   return shape;
+}
+
+/** A tile from the config: powers of two, queryBlock dividing S, kvBlock and sliceD dividing headDim. */
+function checkAttentionTile(t: AttentionTile, seq: number, headDim: number): void {
+  if (typeof t !== 'object' || t === null) throw new UsageError('tp-layer: attention must be an object { queryBlock, kvBlock, sliceD }');
+  for (const key of ['queryBlock', 'kvBlock', 'sliceD'] as const) {
+    const v = t[key];
+    if (!(Number.isInteger(v) && v >= 1 && (v & (v - 1)) === 0)) throw new UsageError(`tp-layer: attention.${key} must be a power of two, got ${String(v)}`);
+  }
+  if (seq % t.queryBlock !== 0) throw new UsageError(`tp-layer: attention.queryBlock (${t.queryBlock}) must divide seq (S = ${seq})`);
+  if (headDim % t.kvBlock !== 0) throw new UsageError(`tp-layer: attention.kvBlock (${t.kvBlock}) must divide headDim (${headDim}): the output is kept in headDim / kvBlock pieces`);
+  if (headDim % t.sliceD !== 0) throw new UsageError(`tp-layer: attention.sliceD (${t.sliceD}) must divide headDim (${headDim}): a slice must not reach the next head`);
 }

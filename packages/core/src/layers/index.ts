@@ -1,5 +1,5 @@
 /** Layers built from compiled kernels on the run API: the tensor-parallel transformer layer. */
-export { tpLayerShape, tpAttentionWorkgroupBytes, TP_ATTENTION_WORKGROUP_BYTES, type TpLayerConfig, type TpLayerShape } from './config.js';
+export { tpLayerShape, tpAttentionWorkgroupBytes, TP_ATTENTION_MAX_WORKGROUP_BYTES, TP_ATTENTION_WORKGROUP_BYTES, type AttentionTile, type TpLayerConfig, type TpLayerShape } from './config.js';
 export { rmsNormKernel, type RmsNormShape } from './rms-norm.js';
 export { residualKernel, type ResidualShape } from './residual.js';
 export { swigluKernel, type SwigluShape } from './swiglu.js';
@@ -9,6 +9,7 @@ export {
   tpLayerInputSpecs,
   LoadedTpLayer,
   type TpLayer,
+  type TpLayerGemmName,
   type TpLayerInputs,
   type TpLayerKernelName,
   type TpLayerKernels,
@@ -17,5 +18,6 @@ export {
   type TpLayerTensors,
   type TpLayerVariant,
 } from './tp-layer.js';
+export { gemmTargetFor, type TpLayerGemmTarget } from './gemm-target.js';
 export { tpLayerInputs } from './inputs.js';
 export { tpLayerReference } from './reference.js';

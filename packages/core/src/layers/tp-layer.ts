@@ -19,10 +19,12 @@
  */
 import { gemmKernel, replicated, sharded, type ChunkPlan, type CommBackend, type Module } from '@syncopate/ir';
 import { oneShotAllGather, oneShotReduceScatter, ringAllGather, ringReduceScatter } from '@syncopate/passes';
-import type { CodegenOptions } from '@syncopate/backends';
+import type { CodegenOptions, SubgroupMatrixTarget } from '@syncopate/backends';
 import { compileOrThrow, type CompiledKernel } from '../api/compile.js';
 import type { DeviceGroup, Program, Tensor, TensorSpec, RankArrays } from '../api/index.js';
-import { simtGemmBlock, UsageError } from '../workloads/index.js';
+import { CompileError } from '../api/compile-error.js';
+import { simtGemmBlock, UsageError, wideTensorCoreBlock } from '../workloads/index.js';
+import { gemmTargetFor, type TpLayerGemmTarget } from './gemm-target.js';
 import { tpLayerShape, type TpLayerConfig, type TpLayerShape } from './config.js';
 import { causalAttentionKernel, causalMask } from './causal-attention.js';
 import { residualKernel } from './residual.js';
@@ -50,6 +52,14 @@ export interface TpLayerKernels {
 }
 
 export type TpLayerKernelName = keyof TpLayerKernels;
+
+/** The four GEMMs, the kernels a tensor-core lowering replaces. */
+export type TpLayerGemmName = 'qkv' | 'outProj' | 'gateUp' | 'down';
+type GemmKernels = Pick<TpLayerKernels, TpLayerGemmName>;
+const GEMM_NAMES: readonly TpLayerGemmName[] = ['qkv', 'outProj', 'gateUp', 'down'];
+
+/** How the GEMMs are tiled: the workloads' SIMT tile, or their subgroup-matrix tile (`wideTensorCoreBlock`). */
+type TpLayerGemmTiles = 'simt' | 'tensor-core';
 
 /**
  * The layer's inputs, one array per rank, row-major. `x`: the rank's S/R rows of X (or its whole
@@ -95,6 +105,7 @@ export interface TpLayer {
   readonly config: TpLayerConfig;
   readonly shape: TpLayerShape;
   readonly variant: TpLayerVariant;
+  /** The kernels with SIMT GEMM tiles; a load on tensor cores compiles the GEMMs again with theirs. */
   readonly kernels: TpLayerKernels;
   /** The layer's programs loaded on `group`, its activations allocated there: ready to run. */
   load(group: DeviceGroup, options?: TpLayerLoadOptions): Promise<LoadedTpLayer>;
@@ -103,6 +114,11 @@ export interface TpLayer {
 export interface TpLayerLoadOptions {
   /** How every kernel is lowered; the sequential variant sets `phasing: 'sequential'` on top. */
   readonly codegen?: CodegenOptions;
+  /**
+   * How the four GEMMs are lowered (default auto: subgroup matrices with their tiles where every
+   * device has them, `gemmTargetFor`). Under auto a GEMM the path cannot lower leaves all four SIMT.
+   */
+  readonly target?: TpLayerGemmTarget;
 }
 
 /** The spec of each input, named as `TpLayerInputs` names it (for `group.tensor`'s checks and messages). */
@@ -126,27 +142,48 @@ function collectivePlan(s: TpLayerShape, kind: 'gather' | 'reduce', tensor: stri
   return template({ ranks: s.ranks, tensor: { name: tensor, shape: [s.seq, cols] }, axis: 0, chunksPerRank: s.chunksPerRank, ...(backend && { backend }) });
 }
 
-/** `gemmKernel` at the workloads' SIMT tile for its shape. */
-function gemm(s: TpLayerShape, name: string, m: number, n: number, k: number, distribute: 'ag' | 'rs'): Module {
-  const block = simtGemmBlock({ m, n, k }, s.dtype);
+/** Each GEMM: its kernel's name, C [m, n] = A [m, k] · B [k, n], and the collective around it. */
+function gemmShapes(s: TpLayerShape): Record<TpLayerGemmName, { name: string; m: number; n: number; k: number; distribute: 'ag' | 'rs' }> {
+  const { seq: S, hidden: H, localHidden: Hr, localFfn: Fr } = s;
+  return {
+    qkv: { name: 'ag_qkv', m: S, n: 3 * Hr, k: H, distribute: 'ag' },
+    outProj: { name: 'out_proj_rs', m: S, n: H, k: Hr, distribute: 'rs' },
+    gateUp: { name: 'ag_gate_up', m: S, n: 2 * Fr, k: H, distribute: 'ag' },
+    down: { name: 'down_rs', m: S, n: H, k: Fr, distribute: 'rs' },
+  };
+}
+
+/** One of the layer's GEMMs as `gemmKernel` at the workloads' tile for its shape: SIMT's, or the subgroup-matrix one (f16 only: f32 has no tensor-core path). */
+function gemmKernelOf(s: TpLayerShape, gemm: TpLayerGemmName, tiles: TpLayerGemmTiles): Module {
+  const { name, m, n, k, distribute } = gemmShapes(s)[gemm];
+  const block = tiles === 'tensor-core' ? wideTensorCoreBlock({ m, n, k }) : simtGemmBlock({ m, n, k }, s.dtype);
   return gemmKernel({ m, n, k, blockM: block.m, blockN: block.n, blockK: block.k, dtype: s.dtype }, { ranks: s.ranks, distribute, name });
 }
 
-/** The layer's kernels, compiled (the local ones with an empty plan). */
-function compileKernels(s: TpLayerShape, variant: TpLayerVariant): TpLayerKernels {
-  const { seq: S, hidden: H, localHidden: Hr, localFfn: Fr, ranks, dtype } = s;
+/** The four GEMMs with their collectives, compiled at `tiles`. */
+function compileGemms(s: TpLayerShape, variant: TpLayerVariant, tiles: TpLayerGemmTiles): GemmKernels {
+  const { hidden: H } = s;
   const backend = variant === 'sequential' ? 'peer-copy' : undefined;
+  const plans: Record<TpLayerGemmName, ChunkPlan> = {
+    qkv: collectivePlan(s, 'gather', 'A', H, backend),
+    outProj: collectivePlan(s, 'reduce', 'C', H, backend),
+    gateUp: collectivePlan(s, 'gather', 'A', H, backend),
+    down: collectivePlan(s, 'reduce', 'C', H, backend),
+  };
+  return Object.fromEntries(GEMM_NAMES.map((g) => [g, compileOrThrow(gemmKernelOf(s, g, tiles), plans[g])])) as unknown as GemmKernels;
+}
+
+/** The layer's kernels, compiled (the local ones with an empty plan), the GEMMs at SIMT tiles. */
+function compileKernels(s: TpLayerShape, variant: TpLayerVariant): TpLayerKernels {
+  const { seq: S, hidden: H, localFfn: Fr, ranks, dtype } = s;
   const local = (kernel: Module) => compileOrThrow(kernel, { name: 'local', ranks, chunks: [] });
   const rows = { seq: S, ranks, rowBlock: s.rowBlock, colBlock: s.colBlock, dtype };
   return {
     rmsNorm: local(rmsNormKernel({ ...rows, hidden: H, eps: s.eps })),
-    qkv: compileOrThrow(gemm(s, 'ag_qkv', S, 3 * Hr, H, 'ag'), collectivePlan(s, 'gather', 'A', H, backend)),
     attention: local(causalAttentionKernel({ seq: S, localHeads: s.localHeads, headDim: s.headDim, ranks, queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD, dtype })),
-    outProj: compileOrThrow(gemm(s, 'out_proj_rs', S, H, Hr, 'rs'), collectivePlan(s, 'reduce', 'C', H, backend)),
     residual: local(residualKernel({ ...rows, hidden: H })),
-    gateUp: compileOrThrow(gemm(s, 'ag_gate_up', S, 2 * Fr, H, 'ag'), collectivePlan(s, 'gather', 'A', H, backend)),
     swiglu: local(swigluKernel({ seq: S, localFfn: Fr, ranks, rowBlock: 16, colBlock: s.ffnBlock, dtype })),
-    down: compileOrThrow(gemm(s, 'down_rs', S, H, Fr, 'rs'), collectivePlan(s, 'reduce', 'C', H, backend)),
+    ...compileGemms(s, variant, 'simt'),
   };
 }
 
@@ -159,12 +196,14 @@ export function tpLayer(config: TpLayerConfig, options: { readonly variant?: TpL
   const variant = options.variant ?? 'fused';
   if (variant !== 'fused' && variant !== 'sequential') throw new UsageError(`tp-layer: variant must be 'fused' or 'sequential', got ${String(variant)}`);
   const kernels = compileKernels(shape, variant);
+  let tensorCoreGemms: GemmKernels | undefined;
+  const withTensorCoreGemms = (): TpLayerKernels => ({ ...kernels, ...(tensorCoreGemms ??= compileGemms(shape, variant, 'tensor-core')) });
   return {
     config,
     shape,
     variant,
     kernels,
-    load: (group, loadOptions = {}) => LoadedTpLayer.load(group, shape, variant, kernels, loadOptions),
+    load: (group, loadOptions = {}) => LoadedTpLayer.load(group, shape, variant, { simt: kernels, tensorCore: withTensorCoreGemms }, loadOptions),
   };
 }
 
@@ -175,17 +214,42 @@ export class LoadedTpLayer {
     /** The device group it was loaded on, where its tensors live. */
     readonly group: DeviceGroup,
     readonly shape: TpLayerShape,
+    /** How the GEMMs were lowered on the group. */
+    readonly gemmTarget: 'simt' | 'subgroup-matrix',
     private readonly programs: { readonly [K in TpLayerKernelName]: Program },
     private readonly activations: Activations,
   ) {}
 
   /** @internal tpLayer(...).load */
-  static async load(group: DeviceGroup, s: TpLayerShape, variant: TpLayerVariant, kernels: TpLayerKernels, options: TpLayerLoadOptions): Promise<LoadedTpLayer> {
+  static async load(
+    group: DeviceGroup,
+    s: TpLayerShape,
+    variant: TpLayerVariant,
+    kernels: { readonly simt: TpLayerKernels; readonly tensorCore: () => TpLayerKernels },
+    options: TpLayerLoadOptions,
+  ): Promise<LoadedTpLayer> {
     const codegen: CodegenOptions = { ...options.codegen, ...(variant === 'sequential' && { phasing: 'sequential' as const }) };
+    const requested = options.target ?? 'auto';
+    const target = s.dtype === 'f16' ? gemmTargetFor(requested, group.devices, s.dtype) : undefined;
+    if (target) {
+      try {
+        return await LoadedTpLayer.loadKernels(group, s, kernels.tensorCore(), codegen, target);
+      } catch (e) {
+        if (requested !== 'auto' || !(e instanceof CompileError)) throw e;
+      }
+    }
+    return LoadedTpLayer.loadKernels(group, s, kernels.simt, codegen, undefined);
+  }
+
+  /** Loads `kernels`, the GEMMs on `target` where given, and allocates the activations. */
+  private static async loadKernels(group: DeviceGroup, s: TpLayerShape, kernels: TpLayerKernels, codegen: CodegenOptions, target: SubgroupMatrixTarget | undefined): Promise<LoadedTpLayer> {
+    const gemms: readonly TpLayerKernelName[] = GEMM_NAMES;
     const loaded: Partial<Record<TpLayerKernelName, Program>> = {};
     const made: Tensor[] = [];
     try {
-      for (const name of Object.keys(kernels) as TpLayerKernelName[]) loaded[name] = await group.load(kernels[name], { codegen });
+      for (const name of Object.keys(kernels) as TpLayerKernelName[]) {
+        loaded[name] = await group.load(kernels[name], { codegen: target && gemms.includes(name) ? { ...codegen, target } : codegen });
+      }
       const p = loaded as Record<TpLayerKernelName, Program>;
       // Zeros, asked for: each is written by its step before it is read, bar the rows no step owns.
       const zeros = async (spec: TensorSpec) => {
@@ -208,7 +272,7 @@ export class LoadedTpLayer {
         y2: await zeros(p.down.spec('C')),
         out: await zeros(p.residual.spec('Out')),
       };
-      return new LoadedTpLayer(group, s, p, activations);
+      return new LoadedTpLayer(group, s, target ? 'subgroup-matrix' : 'simt', p, activations);
     } catch (e) {
       made.forEach((t) => t.destroy());
       Object.values(loaded).forEach((program) => program.destroy());
