@@ -90,6 +90,13 @@ type CompileTiming = TimedSource & TimingStats & {
   readonly warmups: number;
   readonly runs: number;
   readonly passes: readonly ({ pass: string } & TimingStats)[];
+  /**
+   * Lowering each compiled kernel to WGSL for one device (`--emit wgsl`, at `--target`), timed after
+   * its compile, and the WGSL's size; or why it did not lower.
+   */
+  readonly wgsl: (TimingStats & { readonly target: string; readonly bytes: number }) | { readonly target: string; readonly failed: string };
+  /** Per run, the compile and the WGSL together (the compile alone where the WGSL failed). */
+  readonly total: TimingStats;
 };
 
 function timedSource(cmd: CompileCommand): TimedSource {
@@ -102,14 +109,24 @@ function timeCompile(cmd: CompileCommand, runs: number, source: LoadedSource, io
   const { kernel, plan } = source;
   const options = compileOptions(cmd, undefined);
   const totals: number[] = [];
+  const lowerings: number[] = [];
   const perPass = new Map<string, number[]>();
+  const target = cmd.target ?? 'simt';
+  let wgslBytes = 0;
+  let failed: string | undefined;
   for (let i = 0; i < WARMUP_RUNS + runs; i++) {
     const started = performance.now();
     const result = compile(kernel, plan, options);
     const ms = performance.now() - started;
     if (E.isLeft(result)) return reportDiagnostics(io, source, result.left);
+    const lowered = failed === undefined ? timeLowering(result.right, codegenOf(cmd)) : undefined;
+    if (lowered && 'failed' in lowered) failed = lowered.failed;
     if (i < WARMUP_RUNS) continue;
     totals.push(ms);
+    if (lowered && 'ms' in lowered) {
+      lowerings.push(lowered.ms);
+      wgslBytes = lowered.bytes;
+    }
     for (const t of result.right.timings) perPass.set(t.pass, [...(perPass.get(t.pass) ?? []), t.ms]);
   }
   const timing: CompileTiming = {
@@ -122,9 +139,23 @@ function timeCompile(cmd: CompileCommand, runs: number, source: LoadedSource, io
     runs,
     ...timingStats(totals),
     passes: [...perPass].map(([pass, samples]) => ({ pass, ...timingStats(samples) })),
+    wgsl: failed === undefined ? { target, ...timingStats(lowerings), bytes: wgslBytes } : { target, failed },
+    total: timingStats(failed === undefined ? totals.map((ms, i) => ms + lowerings[i]!) : totals),
   };
   io.out(cmd.json ? JSON.stringify(timing, null, 2) : formatCompileTiming(timing));
   return 0;
+}
+
+/** One lowering to WGSL, timed; or the first diagnostic of a kernel that does not lower. */
+function timeLowering(compiled: CompiledKernel, codegen: CodegenOptions): { ms: number; bytes: number } | { failed: string } {
+  const started = performance.now();
+  try {
+    const bytes = emitWgsl(compiled, codegen).length;
+    return { ms: performance.now() - started, bytes };
+  } catch (e) {
+    if (e instanceof CompileError) return { failed: e.diagnostics[0]?.message ?? e.message };
+    throw e;
+  }
 }
 
 function formatCompileTiming(t: CompileTiming): string {
@@ -134,7 +165,12 @@ function formatCompileTiming(t: CompileTiming): string {
   const shape = 'workload' in t ? `${t.shape.m}x${t.shape.n}x${t.shape.k} ${t.dtype}, ` : '';
   const about = `  ${shape}${t.tiles} tiles, ${t.chunks} chunks, order ${t.order}; median per pass:`;
   const passes = alignedTable(t.passes.map((p) => [`    ${p.pass}`, `${formatMs(p.medianMs)} ms`]));
-  return [head, about, passes].join('\n');
+  const wgsl =
+    'failed' in t.wgsl
+      ? `  WGSL (${t.wgsl.target}): not timed, it does not lower: ${t.wgsl.failed}`
+      : `  then the WGSL (${t.wgsl.target}, ${t.wgsl.bytes} bytes): median ${formatMs(t.wgsl.medianMs)} ms ` +
+        `(p10 ${formatMs(t.wgsl.p10Ms)}, p90 ${formatMs(t.wgsl.p90Ms)}); compile and WGSL: median ${formatMs(t.total.medianMs)} ms`;
+  return [head, about, passes, wgsl].join('\n');
 }
 
 export async function runCommand(cmd: RunCommand, io: CliIO): Promise<number> {

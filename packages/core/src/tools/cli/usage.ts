@@ -53,7 +53,8 @@ compile:
   --dump-ir-after PASS|all  also print the IR after these passes (comma-separated) or all of them:
                             ${defaultPipeline().map((p) => p.name).join(', ')}
   --time                    compile ${WARMUP_RUNS} times to warm up, then ${DEFAULT_TIMED_RUNS} times; print the median,
-                            p10 and p90 (and each pass's median) instead of the output
+                            p10 and p90 (each pass's median; then the WGSL's, lowered after
+                            each compile) instead of the output
   --runs N                  with --time: timed compiles (default ${DEFAULT_TIMED_RUNS})
   --json                    with --time: print the timings as a JSON object
   --dump-wgsl DIR           also write the WGSL (device-0.wgsl) and plan.json (phases, chunks per
