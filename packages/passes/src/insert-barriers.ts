@@ -86,7 +86,8 @@ function rebuild(ops: readonly Op[], path: readonly number[], insertions: readon
   for (const x of here) before[x.before]?.push(x.op);
   const out: Op[] = [];
   for (let i = 0; i <= ops.length; i++) {
-    out.push(...before[i]!);
+    // One push per op: a spread of every wait before an op (65,280 at 256 ranks) overflows the stack.
+    for (const x of before[i]!) out.push(x);
     const op = ops[i];
     if (!op) continue;
     out.push(op.op === 'for' ? { ...op, body: rebuild(op.body, [...path, i], insertions) } : op);

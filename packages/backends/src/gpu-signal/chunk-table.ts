@@ -347,8 +347,9 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
     }
   }
   // A merged lead's publication counts the dependents of all its members.
-  const fanOut = Math.max(1, ...partList.map((p) => (p.members.length > 0 ? p.members : [p.index]).reduce((n, m) => n + partList[m]!.dependents.length, 0)));
-  const chain = Math.max(1, ...chunks.map((c) => c.step + 1));
+  // Folded, not spread into Math.max: at 256 ranks there are more parts than a call takes arguments.
+  const fanOut = partList.reduce((most, p) => Math.max(most, (p.members.length > 0 ? p.members : [p.index]).reduce((n, m) => n + partList[m]!.dependents.length, 0)), 1);
+  const chain = chunks.reduce((most, c) => Math.max(most, c.step + 1), 1);
   return {
     entries,
     parts: partList,
@@ -356,7 +357,7 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
     locks,
     // A workgroup queues what its arrives complete, then, publishing depth-first, at most
     // fan-out − 1 more per link of a forwarding chain.
-    maxPending: Math.max(1, ...maxPerTile.values()) + (fanOut - 1) * chain + 1,
+    maxPending: [...maxPerTile.values()].reduce((most, n) => Math.max(most, n), 1) + (fanOut - 1) * chain + 1,
   };
 }
 

@@ -176,7 +176,7 @@ function wholeRounds(ctx: SignalContext, tensor: string, perRound: number): bool
  */
 function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
   const tensors = [...new Set(ctx.table.entries.map((e) => e.chunk.tensor))].map((n) => ctx.tensors.get(n)!);
-  const maxMembers = Math.max(0, ...ctx.table.parts.map((p) => p.members.length));
+  const maxMembers = ctx.table.parts.reduce((most, p) => Math.max(most, p.members.length), 0);
   const group = Math.min(MEMBER_GROUP, maxMembers);
   const lanes = [...Array(MOVE_UNROLL).keys()];
   w.block('fn move_part(part: u32, lid: u32)', () => {

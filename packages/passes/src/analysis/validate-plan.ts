@@ -208,8 +208,10 @@ function publishedAfterStores(module: Module, index: PlanIndex, chunk: ChunkDecl
   const addsOnto = chunk.kind === 'reduce-add' && chunk.dst === rank && storesIgnoreRank(module, chunk.tensor);
   if (chunk.src === rank || addsOnto) boxes = [chunk.region];
   else {
-    for (const fed of landingIn(module.chunks, chunk.tensor, chunk.src)) {
-      if (fed.step >= chunk.step || !overlaps(fed.region, chunk.region)) continue;
+    const landed = landingIn(module.chunks, chunk.tensor, chunk.src);
+    for (const k of landingMeeting(module.chunks, chunk.tensor, chunk.src, chunk.region)) {
+      const fed = landed[k]!;
+      if (fed.step >= chunk.step) continue;
       for (const b of publishedAfterStores(module, index, fed, rank, memo)) {
         const part = intersect(b, chunk.region);
         if (part && !boxes.some((x) => contains(x, part))) boxes.push(part);
