@@ -80,17 +80,17 @@ export function workloadGeometry(kernel: Module, plan: ChunkPlan, rankDevice: re
   const busiest = Math.max(...perDevice.values());
   const loaded = tensorNames(kernel.kernel.body, 'load');
   const dtypeOf = new Map(kernel.tensors.map((t) => [t.name, t.dtype]));
-  const steps = [...new Set(plan.chunks.map((c) => c.step))].sort((a, b) => a - b);
-  // Bytes arriving on each device per step; the busiest device sets the pace.
-  const stepBytes = steps.map((step) => {
-    const incoming = new Map<number, number>();
-    for (const c of plan.chunks) {
-      if (c.step !== step) continue;
-      const d = rankDevice[c.dst] ?? 0;
-      incoming.set(d, (incoming.get(d) ?? 0) + volume(c.region) * dtypeBytes(dtypeOf.get(c.tensor) ?? 'f32'));
-    }
-    return Math.max(0, ...incoming.values());
-  });
+  // Bytes arriving on each device per step; the busiest device sets the pace. One pass over the
+  // chunks (a pass per step was quadratic: a ring over 256 ranks has 255 steps and 65,280 chunks).
+  const incoming = new Map<number, Map<number, number>>();
+  for (const c of plan.chunks) {
+    const atStep = incoming.get(c.step) ?? new Map<number, number>();
+    incoming.set(c.step, atStep);
+    const d = rankDevice[c.dst] ?? 0;
+    atStep.set(d, (atStep.get(d) ?? 0) + volume(c.region) * dtypeBytes(dtypeOf.get(c.tensor) ?? 'f32'));
+  }
+  const steps = [...incoming.keys()].sort((a, b) => a - b);
+  const stepBytes = steps.map((step) => Math.max(0, ...incoming.get(step)!.values()));
   const feedsLoads = plan.chunks.some((c) => loaded.has(c.tensor) && (c.kind ?? 'copy') === 'copy');
   const bytes = (local: boolean) => plan.chunks.filter((c) => (rankDevice[c.src] === rankDevice[c.dst]) === local).reduce((n, c) => n + volume(c.region), 0);
   const local = bytes(true);

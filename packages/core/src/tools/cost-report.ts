@@ -11,7 +11,8 @@ import { fitParams, predict, shareOfDevice, shareOfQueue, workloadGeometry, type
 import { getWorkload } from '../workloads/index.js';
 import { type RunOptions } from './run-report.js';
 
-export const PROJECTED_RANKS = [8, 16, 64] as const;
+/** The scale-out projection: the same global shape at more ranks (the seeds project up to 128 nodes). */
+export const PROJECTED_RANKS = [8, 16, 64, 128, 256] as const;
 
 export interface ModelledRow {
   readonly report: BenchReport;
