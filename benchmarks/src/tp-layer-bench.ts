@@ -22,28 +22,12 @@
  *                          --head-dim 128 --ffn 11008] [--rounds 10] [--reference] [--target auto|simt]
  *                          [--attention 64x16x16] [--attention-tiles 16x32x32,64x16x16] [--out FILE.jsonl]
  *
- * Prints one JSON line (and appends it to --out).
+ * Prints one JSON line (and appends it to --out): `benchTpLayer`'s report (what `syncopate bench
+ * tp-layer --json` prints) with the bench's name and the attention tile.
  */
 import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import {
-  adapterLabel,
-  causalAttentionKernel,
-  causalMask,
-  compileOrThrow,
-  openDeviceGroup,
-  summarize,
-  tpLayer,
-  tpLayerInputs,
-  tpLayerReference,
-  tpLayerShape,
-  type AttentionTile,
-  type TpLayerGemmName,
-  type DeviceGroup,
-  type LoadedTpLayer,
-  type TpLayerConfig,
-  type TpLayerTensors,
-} from '@syncopate/core';
+import { benchTpLayer, causalAttentionKernel, causalMask, compileOrThrow, openDeviceGroup, summarize, tpLayerShape, type AttentionTile, type DeviceGroup, type TpLayerConfig } from '@syncopate/core';
 
 const { values: v } = parseArgs({
   options: {
@@ -80,12 +64,19 @@ const config: TpLayerConfig = {
   dtype: v.dtype as 'f32' | 'f16',
   ...(v.attention && { attention: parseTile(v.attention) }),
 };
-const target = v.target as 'auto' | 'simt';
+const devices = Number(v.devices);
+const timeoutMs = 120_000;
 
 function emit(record: object): void {
   const line = JSON.stringify(record);
   console.log(line);
   if (v.out) appendFileSync(v.out, `${line}\n`);
+}
+
+async function timed(run: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await run();
+  return performance.now() - start;
 }
 
 /** The attention kernel alone at each tile, over a QKV of small values: median of 5 runs after 2. */
@@ -112,102 +103,14 @@ async function attentionSweep(group: DeviceGroup, tiles: readonly string[]): Pro
   }
 }
 
-/** The largest |a − b| over ranks' own rows (both given as each rank's [S/R, H] rows), and the largest |b|. */
-function compare(a: readonly Float32Array[], b: readonly ArrayLike<number>[]): { maxAbs: number; scale: number } {
-  let maxAbs = 0;
-  let scale = 0;
-  a.forEach((x, rank) => {
-    const want = b[rank]!;
-    for (let i = 0; i < x.length; i++) {
-      maxAbs = Math.max(maxAbs, Math.abs(x[i]! - want[i]!));
-      scale = Math.max(scale, Math.abs(want[i]!));
-    }
-  });
-  return { maxAbs, scale };
-}
-
-/** Each rank's own rows of the layer's output. */
-async function ownRows(layer: LoadedTpLayer, t: TpLayerTensors): Promise<Float32Array[]> {
-  const out = await (await layer.run(t)).read();
-  const { shard, hidden } = layer.shape;
-  return out.map((copy, rank) => copy.slice(rank * shard * hidden, (rank + 1) * shard * hidden));
-}
-
-async function timed(run: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await run();
-  return performance.now() - start;
-}
-
-/** Each GEMM's step in `LoadedTpLayer.steps`. */
-const GEMM_STEPS: Record<TpLayerGemmName, string> = { qkv: 'all-gather+qkv', outProj: 'out-proj+reduce-scatter', gateUp: 'all-gather+gate-up', down: 'down+reduce-scatter' };
-
-/** Each GEMM step's collective alone in the sequential layer: median ms of 5 runs after 2. */
-async function collectivesAlone(layer: LoadedTpLayer, t: TpLayerTensors): Promise<Record<TpLayerGemmName, number>> {
-  const out: Partial<Record<TpLayerGemmName, number>> = {};
-  for (const [g, name] of Object.entries(GEMM_STEPS) as [TpLayerGemmName, string][]) {
-    const step = layer.steps(t).find((s) => s.name === name)!;
-    const run = () => layer.program(step.kernel).run(step.tensors, { communicationOnly: true });
-    for (let i = 0; i < 2; i++) await run();
-    const times: number[] = [];
-    for (let i = 0; i < 5; i++) times.push(await timed(run));
-    out[g] = summarize(times).median;
+if (v['attention-tiles']) {
+  const group = await openDeviceGroup({ devices, timeoutMs });
+  try {
+    await attentionSweep(group, v['attention-tiles'].split(','));
+  } finally {
+    group.close();
   }
-  return out as Record<TpLayerGemmName, number>;
 }
-
-const group = await openDeviceGroup({ devices: Number(v.devices), timeoutMs: 120_000 });
-try {
-  if (v['attention-tiles']) await attentionSweep(group, v['attention-tiles'].split(','));
-  const variants = { fused: tpLayer(config), sequential: tpLayer(config, { variant: 'sequential' }) };
-  const loaded = { fused: await variants.fused.load(group, { target }), sequential: await variants.sequential.load(group, { target }) };
-  const inputs = tpLayerInputs(config, 1);
-  const t = await loaded.fused.tensors(inputs);
-
-  // The check, at the timed shape: fused against sequential (and the CPU where asked).
-  const fusedOut = await ownRows(loaded.fused, t);
-  const sequentialOut = await ownRows(loaded.sequential, t);
-  const agree = compare(fusedOut, sequentialOut);
-  const reference = v.reference ? tpLayerReference(config, inputs) : undefined;
-  const vsReference = reference && { fused: compare(fusedOut, reference), sequential: compare(sequentialOut, reference) };
-
-  // Warm-up, then rounds: both layers each round, in alternating order.
-  for (let i = 0; i < 2; i++) for (const layer of Object.values(loaded)) await layer.run(t);
-  const times: Record<'fused' | 'sequential', number[]> = { fused: [], sequential: [] };
-  const steps: Record<'fused' | 'sequential', Record<string, number[]>> = { fused: {}, sequential: {} };
-  for (let round = 0; round < Number(v.rounds); round++) {
-    const order = round % 2 === 0 ? (['fused', 'sequential'] as const) : (['sequential', 'fused'] as const);
-    for (const name of order) times[name].push(await timed(() => loaded[name].run(t)));
-    for (const name of order) {
-      for (const step of loaded[name].steps(t)) (steps[name][step.name] ??= []).push(await timed(() => loaded[name].program(step.kernel).run(step.tensors)));
-    }
-  }
-  const median = (xs: number[]) => summarize(xs).median;
-  const stepsMedianMs = Object.fromEntries(Object.entries(steps).map(([name, s]) => [name, Object.fromEntries(Object.entries(s).map(([k, xs]) => [k, median(xs)]))])) as Record<'fused' | 'sequential', Record<string, number>>;
-  const collectiveMs = await collectivesAlone(loaded.sequential, t);
-  const gemmStep = Object.fromEntries(Object.entries(GEMM_STEPS).map(([g, step]) => [step, g as TpLayerGemmName]));
-  const boundMs = Object.entries(stepsMedianMs.fused).reduce((sum, [step, ms]) => {
-    const g = gemmStep[step];
-    return sum + (g ? Math.max(collectiveMs[g], stepsMedianMs.sequential[step]! - collectiveMs[g]) : ms);
-  }, 0);
-  const record = {
-    bench: 'tp-layer',
-    config,
-    devices: group.devices.length,
-    adapter: adapterLabel(group.devices[0]!, group.devices.length),
-    rounds: Number(v.rounds),
-    gemmTarget: { fused: loaded.fused.gemmTarget, sequential: loaded.sequential.gemmTarget },
-    attentionTile: { queryBlock: loaded.fused.shape.queryBlock, kvBlock: loaded.fused.shape.kvBlock, sliceD: loaded.fused.shape.sliceD },
-    timing: 'wall-clock',
-    check: { fusedVsSequential: agree, ...(vsReference && { vsReference }) },
-    ms: { fused: summarize(times.fused), sequential: summarize(times.sequential) },
-    fusedOverSequential: median(times.sequential) / median(times.fused),
-    stepsMedianMs,
-    collectiveAloneMs: collectiveMs,
-    overlapBoundMs: boundMs,
-    fusedOverBound: median(times.fused) / boundMs,
-  };
-  emit(record);
-} finally {
-  group.close();
-}
+const report = await benchTpLayer({ config, devices, target: v.target as 'auto' | 'simt', runs: Number(v.rounds), warmup: 2, check: v.reference ? 'reference' : 'sequential', timeoutMs });
+const s = tpLayerShape(config);
+emit({ bench: 'tp-layer', ...report, attentionTile: { queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD }, timing: 'wall-clock' });

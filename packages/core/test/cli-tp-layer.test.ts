@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/tools/cli/args.js';
 import { TP_LAYER_DEFAULTS } from '../src/tools/cli/layer-args.js';
 import { layerError, TP_LAYER_TOLERANCE } from '../src/layers/check.js';
-import { referenceFlop, REFERENCE_MAX_FLOP } from '../src/tools/tp-layer-runner.js';
+import { overlapBound, referenceFlop, REFERENCE_MAX_FLOP } from '../src/tools/tp-layer-runner.js';
 import { layerCommandRun } from '../src/tools/cli/layer-command.js';
 import { cli } from './cli-harness.js';
 
@@ -83,6 +83,15 @@ describe('the layer check', () => {
     expect(() => layerError([Float32Array.of(1)], [])).toThrow(RangeError);
   });
 
+  it('bounds the layer by each GEMM step at the longer of its compute and its collective', () => {
+    const steps = {
+      fused: { 'rms-norm-1': 1, 'all-gather+qkv': 9, 'out-proj+reduce-scatter': 9, 'all-gather+gate-up': 9, 'down+reduce-scatter': 9 },
+      sequential: { 'rms-norm-1': 2, 'all-gather+qkv': 10, 'out-proj+reduce-scatter': 10, 'all-gather+gate-up': 6, 'down+reduce-scatter': 4 },
+    };
+    // qkv: compute 10 - 3 = 7 > 3; outProj: 10 - 8 = 2 < 8; gateUp: 6 - 1 = 5; down: 4 - 4 = 0 < 4; plus rms-norm as fused ran it.
+    expect(overlapBound(steps, { qkv: 3, outProj: 8, gateUp: 1, down: 4 })).toBe(1 + 7 + 8 + 5 + 4);
+  });
+
   it('takes the CPU reference for small layers only', () => {
     expect(referenceFlop({ ...TP_LAYER_DEFAULTS, dtype: 'f32' })).toBeLessThan(REFERENCE_MAX_FLOP);
     expect(referenceFlop({ seq: 4096, hidden: 4096, heads: 32, headDim: 128, ffn: 11008, ranks: 8, dtype: 'f16' })).toBeGreaterThan(REFERENCE_MAX_FLOP);
@@ -115,6 +124,9 @@ describe('tp-layer on the GPU, as the CLI runs it', () => {
     expect(report.check.vsReference.fused.verified).toBe(true);
     expect(report.check.vsReference.sequential.verified).toBe(true);
     expect(report.fusedOverSequential).toBeCloseTo(report.ms.sequential.median / report.ms.fused.median, 10);
+    expect(Object.keys(report.collectiveAloneMs)).toEqual(['qkv', 'outProj', 'gateUp', 'down']);
+    expect(report.overlapBoundMs).toBeCloseTo(overlapBound(report.stepsMedianMs, report.collectiveAloneMs), 10);
+    expect(report.gemmTarget).toEqual({ fused: 'simt', sequential: 'simt' }); // lavapipe has no subgroup matrices
     expect(Object.keys(report.stepsMedianMs.fused)).toEqual(['rms-norm-1', 'all-gather+qkv', 'attention', 'out-proj+reduce-scatter', 'residual-1', 'rms-norm-2', 'all-gather+gate-up', 'swiglu', 'down+reduce-scatter', 'residual-2']);
     expect(code).toBe(0);
   });

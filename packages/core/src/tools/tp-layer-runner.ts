@@ -12,7 +12,8 @@ import { layerError, ownRows, TP_LAYER_TOLERANCE, type LayerError } from '../lay
 import { tpLayerShape, type TpLayerConfig } from '../layers/config.js';
 import { tpLayerInputs } from '../layers/inputs.js';
 import { tpLayerReference } from '../layers/reference.js';
-import { tpLayer, type LoadedTpLayer, type TpLayerTensors, type TpLayerVariant } from '../layers/tp-layer.js';
+import type { TpLayerGemmTarget } from '../layers/gemm-target.js';
+import { tpLayer, type LoadedTpLayer, type TpLayerGemmName, type TpLayerTensors, type TpLayerVariant } from '../layers/tp-layer.js';
 import { COLLECTIVE_PLANS, type GatherPlan, type ReductionPlan } from '../workloads/index.js';
 import { adapterLabel } from './run.js';
 import { summarize, type Summary } from './stats.js';
@@ -35,6 +36,8 @@ export interface TpLayerRunOptions {
   /** Devices the ranks are spread over (default 1). */
   readonly devices?: number;
   readonly variant?: TpLayerVariant;
+  /** How the four GEMMs lower (default auto: tensor cores where every device has them). */
+  readonly target?: TpLayerGemmTarget;
   readonly check?: TpLayerCheck;
   /** Seed of `tpLayerInputs` (default 1). */
   readonly seed?: number;
@@ -57,6 +60,8 @@ export interface TpLayerRunReport {
   readonly variant: TpLayerVariant;
   readonly devices: number;
   readonly adapter: string;
+  /** How the GEMMs were lowered: 'simt' or 'subgroup-matrix'. */
+  readonly gemmTarget: string;
   readonly check: TpLayerCheckResult;
   /** Host wall clock around the layer's ten steps, per run. */
   readonly ms: Summary;
@@ -78,6 +83,10 @@ function checked(config: TpLayerConfig, against: 'reference' | 'sequential', err
   return { against, tolerance, ...error, verified: error.relative <= tolerance };
 }
 
+function load(group: DeviceGroup, o: TpLayerRunOptions, config: TpLayerConfig, variant: TpLayerVariant): Promise<LoadedTpLayer> {
+  return tpLayer(config, { variant }).load(group, { target: o.target ?? 'auto' });
+}
+
 /** One run's output, each rank's own rows (copied off the devices). */
 async function outputRows(layer: LoadedTpLayer, tensors: TpLayerTensors): Promise<Float32Array[]> {
   return ownRows(await (await layer.run(tensors)).read(), layer.shape);
@@ -86,7 +95,7 @@ async function outputRows(layer: LoadedTpLayer, tensors: TpLayerTensors): Promis
 /** The answer `layer`'s output is checked against: the CPU's, or the sequential layer's on the same group and tensors. */
 async function expectedRows(group: DeviceGroup, o: TpLayerRunOptions, against: 'reference' | 'sequential', tensors: TpLayerTensors): Promise<readonly ArrayLike<number>[]> {
   if (against === 'reference') return tpLayerReference(o.config, tpLayerInputs(o.config, o.seed ?? 1));
-  const sequential = await tpLayer(o.config, { variant: 'sequential' }).load(group);
+  const sequential = await load(group, o, o.config, 'sequential');
   try {
     return await outputRows(sequential, tensors);
   } finally {
@@ -132,13 +141,13 @@ export async function runTpLayer(o: TpLayerRunOptions): Promise<TpLayerRunReport
   const variant = o.variant ?? 'fused';
   const against = checkAgainst(o.config, o.check ?? 'auto');
   return withGroup(o, async (group) => {
-    const layer = await tpLayer(o.config, { variant }).load(group);
+    const layer = await load(group, o, o.config, variant);
     try {
       const tensors = await layer.tensors(tpLayerInputs(o.config, o.seed ?? 1));
       const actual = await outputRows(layer, tensors);
       const check = checked(o.config, against, layerError(actual, await expectedRows(group, o, against, tensors)));
       const ms = summarize(await timeRuns(layer, tensors, warmup, runs));
-      return { layer: 'tp-layer', config: o.config, variant, devices: group.devices.length, adapter: adapterLabel(group.devices[0]!, group.devices.length), check, ms };
+      return { layer: 'tp-layer', config: o.config, variant, devices: group.devices.length, adapter: adapterLabel(group.devices[0]!, group.devices.length), gemmTarget: layer.gemmTarget, check, ms };
     } finally {
       layer.destroy();
     }
@@ -160,6 +169,45 @@ export interface TpLayerBenchReport {
   readonly fusedOverSequential: number;
   /** Per variant, each step's median time run alone (once a round), for where the time goes. */
   readonly stepsMedianMs: Readonly<Record<TpLayerVariant, Readonly<Record<string, number>>>>;
+  /** How the GEMMs were lowered, per variant. */
+  readonly gemmTarget: Readonly<Record<TpLayerVariant, string>>;
+  /** Each GEMM step's collective alone (the sequential program with its tiles left out): median ms. */
+  readonly collectiveAloneMs: Readonly<Record<TpLayerGemmName, number>>;
+  /**
+   * The layer with perfect overlap: every step that is not a GEMM as the fused layer ran it, and each
+   * GEMM step as the longer of its compute (the sequential step less its collective) and its
+   * collective. Optimistic over several devices, where a device's own copies to and from the host
+   * cannot overlap its dispatches (DESIGN.md).
+   */
+  readonly overlapBoundMs: number;
+  /** Median fused time over the bound: 1 is perfect overlap. */
+  readonly fusedOverBound: number;
+}
+
+/** Each GEMM's step in `LoadedTpLayer.steps`. */
+const GEMM_STEPS: Readonly<Record<TpLayerGemmName, string>> = { qkv: 'all-gather+qkv', outProj: 'out-proj+reduce-scatter', gateUp: 'all-gather+gate-up', down: 'down+reduce-scatter' };
+
+/** Each GEMM step's collective alone in `layer` (its tiles' phases left out): median of `runs` after `warmup`. */
+async function collectivesAlone(layer: LoadedTpLayer, tensors: TpLayerTensors, warmup: number, runs: number): Promise<Record<TpLayerGemmName, number>> {
+  const out: Partial<Record<TpLayerGemmName, number>> = {};
+  for (const [gemm, name] of Object.entries(GEMM_STEPS) as [TpLayerGemmName, string][]) {
+    const step = layer.steps(tensors).find((s) => s.name === name)!;
+    const run = () => layer.program(step.kernel).run(step.tensors, { communicationOnly: true });
+    for (let i = 0; i < warmup; i++) await run();
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) times.push(await timed(run));
+    out[gemm] = summarize(times).median;
+  }
+  return out as Record<TpLayerGemmName, number>;
+}
+
+/** The perfect-overlap bound (`TpLayerBenchReport.overlapBoundMs`) from the steps' medians and the collectives alone. */
+export function overlapBound(steps: TpLayerBenchReport['stepsMedianMs'], collectives: Readonly<Record<TpLayerGemmName, number>>): number {
+  const gemmOf = new Map(Object.entries(GEMM_STEPS).map(([gemm, step]) => [step, gemm as TpLayerGemmName]));
+  return Object.entries(steps.fused).reduce((sum, [step, ms]) => {
+    const gemm = gemmOf.get(step);
+    return sum + (gemm === undefined ? ms : Math.max(collectives[gemm], steps.sequential[step]! - collectives[gemm]));
+  }, 0);
 }
 
 /**
@@ -172,8 +220,8 @@ export async function benchTpLayer(o: Omit<TpLayerRunOptions, 'variant'>): Promi
   return withGroup(o, async (group) => {
     const loaded: Partial<Record<TpLayerVariant, LoadedTpLayer>> = {};
     try {
-      loaded.fused = await tpLayer(o.config).load(group);
-      loaded.sequential = await tpLayer(o.config, { variant: 'sequential' }).load(group);
+      loaded.fused = await load(group, o, o.config, 'fused');
+      loaded.sequential = await load(group, o, o.config, 'sequential');
       const layers = loaded as Record<TpLayerVariant, LoadedTpLayer>;
       const inputs = tpLayerInputs(o.config, o.seed ?? 1);
       const tensors = await layers.fused.tensors(inputs);
@@ -199,6 +247,9 @@ export async function benchTpLayer(o: Omit<TpLayerRunOptions, 'variant'>): Promi
       }
       const ms = { fused: summarize(times.fused), sequential: summarize(times.sequential) };
       const medians = (s: Record<string, number[]>) => Object.fromEntries(Object.entries(s).map(([name, xs]) => [name, summarize(xs).median]));
+      const stepsMedianMs = { fused: medians(steps.fused), sequential: medians(steps.sequential) };
+      const collectiveAloneMs = await collectivesAlone(layers.sequential, tensors, warmup, rounds);
+      const overlapBoundMs = overlapBound(stepsMedianMs, collectiveAloneMs);
       return {
         layer: 'tp-layer',
         config: o.config,
@@ -209,7 +260,11 @@ export async function benchTpLayer(o: Omit<TpLayerRunOptions, 'variant'>): Promi
         rounds,
         ms,
         fusedOverSequential: ms.sequential.median / ms.fused.median,
-        stepsMedianMs: { fused: medians(steps.fused), sequential: medians(steps.sequential) },
+        stepsMedianMs,
+        gemmTarget: { fused: layers.fused.gemmTarget, sequential: layers.sequential.gemmTarget },
+        collectiveAloneMs,
+        overlapBoundMs,
+        fusedOverBound: ms.fused.median / overlapBoundMs,
       };
     } finally {
       Object.values(loaded).forEach((layer) => layer.destroy());
@@ -253,7 +308,7 @@ export async function tuneTpLayer(o: TpLayerTuneOptions): Promise<TpLayerTuneRep
   const { runs, warmup } = counts(o);
   const chunkCounts = o.chunksPerRank ?? [1, 2, 4];
   return withGroup(o, async (group) => {
-    const baseline = await tpLayer(o.config, { variant: 'sequential' }).load(group);
+    const baseline = await load(group, o, o.config, 'sequential');
     const tensors = await baseline.tensors(tpLayerInputs(o.config, o.seed ?? 1));
     try {
       const expected = await outputRows(baseline, tensors);
@@ -265,7 +320,7 @@ export async function tuneTpLayer(o: TpLayerTuneOptions): Promise<TpLayerTuneRep
             const config = { ...o.config, chunksPerRank, gather, reduction };
             let layer: LoadedTpLayer;
             try {
-              layer = await tpLayer(config).load(group);
+              layer = await load(group, o, config, 'fused');
             } catch (e) {
               if (e instanceof UsageError) continue; // this chunk count does not split the shape
               throw e;

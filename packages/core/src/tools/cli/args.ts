@@ -90,6 +90,7 @@ const OPTIONS = {
   ffn: { type: 'string' },
   variant: { type: 'string' },
   check: { type: 'string' },
+  attention: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -4,7 +4,7 @@
  * takes its own shape options (--seq, --hidden, --heads, --head-dim, --ffn) in place of --m/--n/--k.
  */
 import { COLLECTIVE_PLANS, UsageError } from '../../workloads/index.js';
-import type { TpLayerConfig } from '../../layers/config.js';
+import type { AttentionTile, TpLayerConfig } from '../../layers/config.js';
 import type { TpLayerVariant } from '../../layers/tp-layer.js';
 import { TP_LAYER_CHECKS, type TpLayerCheck, type TpLayerRunOptions } from '../tp-layer-runner.js';
 import { DEFAULT_SEED, DTYPES, integer, oneOf, optional, type OptionName, type Values } from './args.js';
@@ -15,6 +15,7 @@ export type LayerAction = 'run' | 'bench' | 'tune';
 /** A layer that runs in seconds on a 2-core CPU software adapter. */
 export const TP_LAYER_DEFAULTS = { seq: 64, hidden: 64, heads: 4, headDim: 16, ffn: 128, ranks: 2 } as const;
 const VARIANTS: readonly TpLayerVariant[] = ['fused', 'sequential'];
+const TARGETS = ['auto', 'simt', 'subgroup-matrix'] as const;
 
 export interface LayerCommand {
   readonly kind: 'layer';
@@ -25,7 +26,7 @@ export interface LayerCommand {
   readonly json: boolean;
 }
 
-const SHAPE: readonly OptionName[] = ['help', 'ranks', 'devices', 'dtype', 'seq', 'hidden', 'heads', 'head-dim', 'ffn', 'chunks-per-rank', 'gather', 'reduction', 'seed', 'json', 'runs', 'warmup'];
+const SHAPE: readonly OptionName[] = ['help', 'ranks', 'devices', 'dtype', 'seq', 'hidden', 'heads', 'head-dim', 'ffn', 'attention', 'chunks-per-rank', 'gather', 'reduction', 'target', 'seed', 'json', 'runs', 'warmup'];
 export const LAYER_OPTIONS: Record<LayerAction, readonly OptionName[]> = {
   run: [...SHAPE, 'variant', 'check'],
   bench: [...SHAPE, 'check'],
@@ -35,6 +36,15 @@ export const LAYER_OPTIONS: Record<LayerAction, readonly OptionName[]> = {
 function chunkList(text: string | undefined): number[] | undefined {
   if (text === undefined) return undefined;
   return [...new Set(text.split(',').map((item) => integer('chunks-per-rank', item.trim(), 1)!))];
+}
+
+/** `--attention 64x32x16`: query rows, KV rows, Q·Kᵀ's slice of the head (tpLayerShape checks what they must divide). */
+function attentionTile(text: string | undefined): AttentionTile | undefined {
+  if (text === undefined) return undefined;
+  const parts = text.split('x');
+  if (parts.length !== 3) throw new UsageError(`--attention takes QUERYxKVxSLICE (e.g. 64x32x16), got '${text}'`);
+  const [queryBlock, kvBlock, sliceD] = parts.map((p) => integer('attention', p, 1)!) as [number, number, number];
+  return { queryBlock, kvBlock, sliceD };
 }
 
 export function layerCommand(action: LayerAction, v: Values): LayerCommand {
@@ -57,6 +67,7 @@ export function layerCommand(action: LayerAction, v: Values): LayerCommand {
     ...optional('gather', gather),
     ...optional('reduction', reduction),
     ...(action !== 'tune' && chunks !== undefined && { chunksPerRank: chunks[0]! }),
+    ...optional('attention', attentionTile(v.attention)),
   };
   const devices = integer('devices', v.devices, 1, 64);
   if (devices !== undefined && devices > config.ranks) throw new UsageError(`--devices ${devices} is more than the ${config.ranks} ranks: a device would hold no rank`);
@@ -64,6 +75,7 @@ export function layerCommand(action: LayerAction, v: Values): LayerCommand {
     config,
     ...optional('devices', devices),
     ...optional('variant', v.variant === undefined ? undefined : oneOf('variant', v.variant, VARIANTS, 'fused')),
+    ...optional('target', v.target === undefined ? undefined : oneOf('target', v.target, TARGETS, 'auto')),
     ...optional('check', v.check === undefined ? undefined : oneOf<TpLayerCheck>('check', v.check, TP_LAYER_CHECKS, 'auto')),
     seed: integer('seed', v.seed, 0, 0xffffffff) ?? DEFAULT_SEED,
     ...optional('runs', integer('runs', v.runs, 1)),

@@ -40,6 +40,7 @@ export function formatLayerRun(r: TpLayerRunReport): string {
   return alignedTable([
     ['layer', `tp-layer ${r.variant}`],
     ['shape', describeLayer(r.config, r.devices, r.adapter)],
+    ['GEMMs', r.gemmTarget],
     ['check', describeCheck(r.check)],
     ['time', `${spread(r.ms)}, host clock around the ten steps`],
   ]);
@@ -58,6 +59,8 @@ export function formatLayerBench(r: TpLayerBenchReport): string {
       ['fused', spread(r.ms.fused)],
       ['sequential', spread(r.ms.sequential)],
       ['fused over sequential', `${r.fusedOverSequential.toFixed(2)}x (${r.rounds} rounds, both variants each round, host clock)`],
+      ['perfect overlap', `${formatMs(r.overlapBoundMs)} ms: fused at ${r.fusedOverBound.toFixed(2)}x of it (each GEMM step the longer of its compute and its collective)`],
+      ['GEMMs', r.gemmTarget.fused],
     ]),
     alignedTable([['each step alone (median ms)', '    fused  sequential'], ...steps]),
   ].join('\n');
