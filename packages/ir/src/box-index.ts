@@ -59,7 +59,7 @@ export class BoxIndex<T> {
       const i = this.sorted[k]!;
       if (overlaps(this.boxes[i]!, box)) out.push(i);
     }
-    return out.sort((a, b) => a - b);
+    return out.length < 2 ? out : out.sort((a, b) => a - b);
   }
 
   /** The items whose boxes share a point with `box`, in the order of `items`. */

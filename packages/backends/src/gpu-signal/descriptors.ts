@@ -44,11 +44,22 @@ export interface ChunkDescriptors {
  * A merged lead needs what all its members need: they all count on its counter.
  */
 export function chunkDescriptors(table: ChunkTable, need: readonly number[], tensorIndex: (name: string) => number): ChunkDescriptors {
-  const leadNeed = (members: readonly number[]) => (members.some((m) => need[m] === NEVER) ? NEVER : members.reduce((n, m) => n + need[m]!, 0));
   const dependentsAt = table.parts.length * DESCRIPTOR_WORDS;
   const listWords = table.parts.reduce((n, p) => n + p.dependents.length + p.members.length, 0);
-  // Written in place (thousands of parts at 64 ranks): no array per part.
   const words = new Array<number>(dependentsAt + listWords);
+  writeChunkDescriptors(words, 0, table, need, tensorIndex);
+  return { words, dependentsAt };
+}
+
+/**
+ * The descriptors written into `words` from `at` on (offsets within them count from `at`), so that
+ * the tables buffer need not copy them over word by word (a hundred thousand words at 64 ranks).
+ * Returns the index after the last word.
+ */
+export function writeChunkDescriptors(words: number[], at: number, table: ChunkTable, need: readonly number[], tensorIndex: (name: string) => number): number {
+  const leadNeed = (members: readonly number[]) => (members.some((m) => need[m] === NEVER) ? NEVER : members.reduce((n, m) => n + need[m]!, 0));
+  const dependentsAt = table.parts.length * DESCRIPTOR_WORDS;
+  // Written in place (thousands of parts at 64 ranks): no array per part.
   const tensors = new Map<string, number>();
   let list = dependentsAt;
   for (const part of table.parts) {
@@ -58,7 +69,7 @@ export function chunkDescriptors(table: ChunkTable, need: readonly number[], ten
     if (pad < 0) throw new RangeError(`chunk %${chunk.value.name}: regions of more than ${MAX_DIMS} axes are not supported`);
     let tensor = tensors.get(chunk.tensor);
     if (tensor === undefined) tensors.set(chunk.tensor, (tensor = tensorIndex(chunk.tensor)));
-    const d = part.index * DESCRIPTOR_WORDS;
+    const d = at + part.index * DESCRIPTOR_WORDS;
     let elements = 1;
     for (let i = 0; i < MAX_DIMS; i++) {
       const axis = i - pad;
@@ -80,8 +91,8 @@ export function chunkDescriptors(table: ChunkTable, need: readonly number[], ten
     words[d + FIELD.lead] = part.lead;
     words[d + FIELD.memberStart] = list + part.dependents.length;
     words[d + FIELD.memberCount] = part.members.length;
-    for (const x of part.dependents) words[list++] = x;
-    for (const x of part.members) words[list++] = x;
+    for (const x of part.dependents) words[at + list++] = x;
+    for (const x of part.members) words[at + list++] = x;
   }
-  return { words, dependentsAt };
+  return at + list;
 }

@@ -13,7 +13,7 @@
 import { scheduleTable, type Module, type TileOrder } from '@syncopate/ir';
 import { appendBarrierRows, type BarrierPoint } from '../gpu-signal/barrier-table.js';
 import type { ChunkTable } from '../gpu-signal/chunk-table.js';
-import { chunkDescriptors } from '../gpu-signal/descriptors.js';
+import { writeChunkDescriptors } from '../gpu-signal/descriptors.js';
 import type { DeviceView } from '../placement/device-view.js';
 
 const MAX_DISPATCH = 65535;
@@ -80,7 +80,7 @@ export function kernelTables(module: Module, table: ChunkTable, view: DeviceView
   }
   for (const phase of view.phases) append(words, phase.tokens);
   const chunksAt = words.length;
-  append(words, chunkDescriptors(table, view.need, tensorIndex).words);
+  writeChunkDescriptors(words, chunksAt, table, view.need, tensorIndex);
   const { bases: pointsAt, bits: pointBitsAt } = appendBarrierRows(words, module, table, points, { ranks: view.ranks, orders });
   return { data: Uint32Array.from(words), localRanksAt, phasesAt, phaseWords, chunksAt, pointsAt, pointBitsAt, dispatches };
 }
