@@ -7,10 +7,12 @@
  * rounds, each running both layers once in alternating order, timed on the host's clock around the
  * layer's ten steps; then each step alone, once a round, for where the time goes.
  *
- * The GEMMs take subgroup matrices (tensor cores) where the devices have them (`--target auto`), or
- * SIMT (`--target simt`). `--attention QxKxD` sets the attention tile (query rows, KV rows, Q·Kᵀ's
- * slice); `--attention-tiles A,B,..` first times the attention kernel alone at each tile given (one
- * JSON line each, with the layer's tile among them for scale), at the layer's shape.
+ * The GEMMs and attention's products take subgroup matrices (tensor cores) where the devices have
+ * them (`--target auto`), or SIMT (`--target simt`; `--target simt-attention`: the GEMMs as under
+ * auto, attention SIMT). `--attention QxKxD` sets the attention tile (query rows, KV rows, Q·Kᵀ's
+ * slice); `--attention-tiles A,B,..` first times attention alone at each tile given (one JSON line
+ * each, with the layer's tile among them for scale), at the layer's shape: on subgroup matrices
+ * (QKV rounded to f16, then attention: both timed) where the target takes them there, else SIMT.
  *
  * Last, each GEMM step's collective alone (the sequential program run with its tiles' phases left
  * out), for the layer's perfect-overlap bound: every step that is not a GEMM as the fused layer ran
@@ -19,7 +21,7 @@
  * cannot overlap its dispatches (DESIGN.md).
  *
  *   node dist/tp-layer.mjs [--ranks 8] [--devices 1] [--dtype f16] [--seq 4096 --hidden 4096 --heads 32
- *                          --head-dim 128 --ffn 11008] [--rounds 10] [--reference] [--target auto|simt]
+ *                          --head-dim 128 --ffn 11008] [--rounds 10] [--reference] [--target auto|simt|simt-attention]
  *                          [--attention 64x16x16] [--attention-tiles 16x32x32,64x16x16] [--out FILE.jsonl]
  *
  * Prints one JSON line (and appends it to --out): `benchTpLayer`'s report (what `syncopate bench
@@ -27,7 +29,23 @@
  */
 import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { benchTpLayer, causalAttentionKernel, causalMask, compileOrThrow, openDeviceGroup, summarize, tpLayerShape, type AttentionTile, type DeviceGroup, type TpLayerConfig } from '@syncopate/core';
+import {
+  benchTpLayer,
+  causalAttentionKernel,
+  causalMask,
+  compileOrThrow,
+  gemmTargetFor,
+  matrixAttentionKernels,
+  openDeviceGroup,
+  summarize,
+  tpLayerShape,
+  type AttentionTile,
+  type DeviceGroup,
+  type Program,
+  type Tensor,
+  type TpLayerConfig,
+  type TpLayerGemmTarget,
+} from '@syncopate/core';
 
 const { values: v } = parseArgs({
   options: {
@@ -79,26 +97,52 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
-/** The attention kernel alone at each tile, over a QKV of small values: median of 5 runs after 2. */
+/**
+ * Attention alone at each tile, over a QKV of small values: median of 5 runs after 2. On subgroup
+ * matrices (where `--target` and the devices take them and the tile fits) also the f16 rounding of
+ * QKV before it, timed apart.
+ */
 async function attentionSweep(group: DeviceGroup, tiles: readonly string[]): Promise<void> {
+  const requested = v.target as TpLayerGemmTarget;
+  const target = config.dtype === 'f16' && requested !== 'simt-attention' ? gemmTargetFor(requested, group.devices, 'f16') : undefined;
+  const median5 = async (program: Program, tensors: Record<string, Tensor>) => {
+    for (let i = 0; i < 2; i++) await program.run(tensors);
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) times.push(await timed(() => program.run(tensors)));
+    return summarize(times);
+  };
   for (const text of tiles) {
+    const made: { destroy(): void }[] = [];
     try {
       const s = tpLayerShape({ ...config, attention: parseTile(text) });
-      const kernel = causalAttentionKernel({ seq: s.seq, localHeads: s.localHeads, headDim: s.headDim, ranks: s.ranks, queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD, dtype: s.dtype });
-      const program = await group.load(compileOrThrow(kernel, { name: 'local', ranks: s.ranks, chunks: [] }));
-      const tensors = {
-        QKV: await group.tensor(program.spec('QKV'), { fill: 0.01 }),
-        MASK: await group.tensor(program.spec('MASK'), Array.from({ length: s.ranks }, () => causalMask(s))),
-        O: await group.tensor(program.spec('O'), { fill: 0 }),
+      const matrices = target && matrixAttentionKernels(s);
+      const local = (kernel: Parameters<typeof compileOrThrow>[0]) => compileOrThrow(kernel, { name: 'local', ranks: s.ranks, chunks: [] });
+      const program = matrices
+        ? await group.load(matrices.attention, { codegen: { target } })
+        : await group.load(local(causalAttentionKernel({ seq: s.seq, localHeads: s.localHeads, headDim: s.headDim, ranks: s.ranks, queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD, dtype: s.dtype })));
+      made.push(program);
+      const tensor = async (...args: Parameters<DeviceGroup['tensor']>) => {
+        const t = await group.tensor(...args);
+        made.push(t);
+        return t;
       };
-      for (let i = 0; i < 2; i++) await program.run(tensors);
-      const times: number[] = [];
-      for (let i = 0; i < 5; i++) times.push(await timed(() => program.run(tensors)));
-      emit({ bench: 'tp-layer-attention', config, tile: text, ms: summarize(times) });
-      Object.values(tensors).forEach((t) => t.destroy());
-      program.destroy();
+      const tensors = {
+        QKV: await tensor(program.spec('QKV'), { fill: 0.01 }),
+        MASK: await tensor(program.spec('MASK'), Array.from({ length: s.ranks }, () => causalMask(matrices ? s.matrixAttention! : s))),
+        O: await tensor(program.spec('O'), { fill: 0 }),
+      };
+      const ms = await median5(program, tensors);
+      let toHalf;
+      if (matrices) {
+        const cast = await group.load(matrices.qkvHalf);
+        made.push(cast);
+        toHalf = await median5(cast, { QKV: await tensor(cast.spec('QKV'), { fill: 0.01 }), QKVH: tensors.QKV });
+      }
+      emit({ bench: 'tp-layer-attention', config, tile: text, path: matrices ? 'subgroup-matrix' : 'simt', ms, ...(toHalf && { qkvToF16Ms: toHalf }) });
     } catch (e) {
       emit({ bench: 'tp-layer-attention', config, tile: text, error: String((e as Error).message ?? e).slice(0, 400) });
+    } finally {
+      made.forEach((x) => x.destroy());
     }
   }
 }
@@ -111,6 +155,7 @@ if (v['attention-tiles']) {
     group.close();
   }
 }
-const report = await benchTpLayer({ config, devices, target: v.target as 'auto' | 'simt', runs: Number(v.rounds), warmup: 2, check: v.reference ? 'reference' : 'sequential', timeoutMs });
+const report = await benchTpLayer({ config, devices, target: v.target as TpLayerGemmTarget, runs: Number(v.rounds), warmup: 2, check: v.reference ? 'reference' : 'sequential', timeoutMs });
 const s = tpLayerShape(config);
-emit({ bench: 'tp-layer', ...report, attentionTile: { queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD }, timing: 'wall-clock' });
+// Attention ran on subgroup matrices where the report's steps include qkv-to-f16 (at matrixAttentionTile).
+emit({ bench: 'tp-layer', ...report, attentionTile: { queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD }, matrixAttentionTile: s.matrixAttention ?? null, timing: 'wall-clock' });

@@ -16,6 +16,11 @@
  * The score tile [bq, bkv] is the register tile, so the output, d wide, is kept as d/bkv pieces of
  * [bq, bkv], each with its own slice of V: a KV block narrower than d keeps V's staged tiles small.
  *
+ * Operands in f16 (`operands: 'f16'`, the tensor-core path): QKV is f16 (`qkvHalfKernel` rounds the QKV
+ * GEMM's f32 output), so Q·Kᵀ and P·V multiply halves; the softmax stays f32 and P is cast to f16
+ * for P·V, as ring-attn f16 does. On an adapter with subgroup matrices both products then lower to
+ * them inside the SIMT kernel (backends wgsl/matrix-dots.ts); the casts and reductions stay SIMT.
+ *
  * Query tiles run last-first: tile pm covers queries from (S/bq − 1 − pm)·bq, so the tiles with the
  * most KV blocks take the first tickets and the short ones fill in at the end (causal work grows
  * with the query row; in row order the longest tiles started last and ran alone).
@@ -36,6 +41,8 @@ export interface CausalAttentionShape {
   readonly sliceD: number;
   /** Element type of O. */
   readonly dtype: DType;
+  /** Element type of QKV and of P in P·V (default f32); the softmax is f32 either way. */
+  readonly operands?: 'f32' | 'f16';
 }
 
 /** A masked score: far below any real one, yet finite (an adapter may assume no infinities). */
@@ -54,13 +61,14 @@ export function causalMask(s: Pick<CausalAttentionShape, 'queryBlock' | 'kvBlock
 
 type Matrix = TileValue<readonly [number, number], 'f32'>;
 
-/** Tensors `QKV` [S, 3·H/R] (f32), `MASK` (f32, `causalMaskShape`), `O` [S, H/R] (dtype). */
+/** Tensors `QKV` [S, 3·H/R] (`operands`), `MASK` (f32, `causalMaskShape`), `O` [S, H/R] (dtype). */
 export function causalAttentionKernel(s: CausalAttentionShape, name = 'attention'): Module {
   const { seq: S, localHeads: nh, headDim: d, ranks: R, queryBlock: bq, kvBlock: bkv, sliceD: dk, dtype } = s;
   const width = nh * d;
   const pieces = d / bkv;
+  const operands = s.operands ?? 'f32';
   return buildModule(name, { ranks: R }, (mb) => {
-    const QKV = mb.tensor('QKV', [S, 3 * width], 'f32');
+    const QKV = mb.tensor('QKV', [S, 3 * width], operands);
     const MASK = mb.tensor('MASK', causalMaskShape(s), 'f32');
     const O = mb.tensor('O', [S, width], dtype);
     const tiles = S / bq;
@@ -89,7 +97,9 @@ export function causalAttentionKernel(s: CausalAttentionShape, name = 'attention
         const p = kb.unary('exp', kb.binary('sub', scores, mNew, 'shifted'), 'p');
         const alpha = kb.unary('exp', kb.binary('sub', m!, mNew, 'm_delta'), 'alpha');
         const lNew = kb.add(kb.mulTile(l!, alpha, 'l_scaled'), kb.reduce('sum', p, 1, 'row_sum'), 'l_new');
-        const accNew = acc.map((a, i) => kb.dot(p, kb.load(QKV, [j, col(2, i * bkv)], [bkv, bkv], `v${i}`), kb.mulTile(a, alpha, `acc${i}_scaled`), `pv${i}`));
+        // P·V multiplies in the operands' type: P rounded to f16 where V is f16 (one cast for every piece).
+        const pIn = operands === 'f32' ? p : kb.cast(p, operands, 'p_in');
+        const accNew = acc.map((a, i) => kb.dot(pIn, kb.load(QKV, [j, col(2, i * bkv)], [bkv, bkv], `v${i}`), kb.mulTile(a, alpha, `acc${i}_scaled`), `pv${i}`));
         return [mNew, lNew, ...accNew];
       };
 

@@ -30,9 +30,11 @@ export interface TpLayerConfig {
   /** Each rank's shard moves as this many chunks in every collective (default 1). */
   readonly chunksPerRank?: number;
   /**
-   * The attention kernel's tile (default: 16 query rows, KV blocks and Q·Kᵀ slices of min(32, d),
-   * within TP_ATTENTION_WORKGROUP_BYTES, which every adapter offers). A tile given here may stage up
-   * to TP_ATTENTION_MAX_WORKGROUP_BYTES (an H100's or H200's 48 KiB; lavapipe offers 32 KiB).
+   * The attention kernel's tile (default: on SIMT 16 query rows, KV blocks and Q·Kᵀ slices of
+   * min(32, d), within TP_ATTENTION_WORKGROUP_BYTES, which every adapter offers; on subgroup
+   * matrices TP_ATTENTION_TENSOR_CORE_TILE). A tile given here serves both paths and may stage up
+   * to TP_ATTENTION_MAX_WORKGROUP_BYTES (an H100's or H200's 48 KiB; lavapipe offers 32 KiB) on one
+   * of them at least; the other is not taken where it does not fit.
    */
   readonly attention?: AttentionTile;
 }
@@ -48,6 +50,13 @@ export interface AttentionTile {
 export const TP_ATTENTION_WORKGROUP_BYTES = 28 * 1024;
 /** Workgroup memory a tile given in the config may stage: 48 KiB (H100, H200) less 1 KiB for the kernel's own words. */
 export const TP_ATTENTION_MAX_WORKGROUP_BYTES = 47 * 1024;
+
+/**
+ * The tile attention on subgroup matrices takes unless the config gives one: 64 query rows, KV blocks
+ * of 32 and Q·Kᵀ in slices of 64 (two products a block at d = 128), 42 KiB staged
+ * (`tpAttentionMatrixBytes`); the fastest of the tiles swept on an H100 (benchmarks/README.md, tp-layer).
+ */
+export const TP_ATTENTION_TENSOR_CORE_TILE: AttentionTile = { queryBlock: 64, kvBlock: 32, sliceD: 64 };
 
 /** Sizes derived from a checked config: per-rank widths and the local kernels' tiles. */
 export interface TpLayerShape extends Required<Omit<TpLayerConfig, 'attention'>> {
@@ -70,6 +79,10 @@ export interface TpLayerShape extends Required<Omit<TpLayerConfig, 'attention'>>
   readonly kvBlock: number;
   /** Width of the slices of headDim that Q·Kᵀ is accumulated over: all of it, or a divisor (a slice must not reach the next head). */
   readonly sliceD: number;
+  /** The tile of attention on subgroup matrices (f16 only), or undefined where none fits: then attention stays SIMT. */
+  readonly matrixAttention: AttentionTile | undefined;
+  /** Whether the SIMT attention can take the tile (false only for a config tile that fits the matrix path alone). */
+  readonly simtAttention: boolean;
 }
 
 const pow2AtMost = (x: number, cap: number): number => {
@@ -89,6 +102,26 @@ const pow2Dividing = (n: number, cap: number): number => {
 export function tpAttentionWorkgroupBytes(s: Pick<TpLayerShape, 'headDim' | 'queryBlock' | 'kvBlock' | 'sliceD'>): number {
   const pieces = s.headDim / s.kvBlock;
   return 4 * (s.queryBlock * s.sliceD + s.kvBlock * s.sliceD + s.queryBlock * s.kvBlock + pieces * s.kvBlock * s.kvBlock + s.queryBlock * pow2Dividing(s.kvBlock, 16));
+}
+
+const paddedWords = (elements: number, perWord: number) => Math.ceil(elements / perWord) * perWord;
+
+/**
+ * Bytes of workgroup memory attention stages with its dots on subgroup matrices, as backends'
+ * `matrixDotLayout` counts them: Q [bq, dk], Kᵀ (dk lines of bkv), P and V's pieces [·, bkv] in f16,
+ * each line padded past a 16-byte word by 8 halves; the f32 product [bq, bkv]; the reductions'
+ * partials; the ticket words.
+ */
+export function tpAttentionMatrixBytes(s: Pick<TpLayerShape, 'headDim'> & AttentionTile): number {
+  const { headDim: d, queryBlock: bq, kvBlock: bkv, sliceD: dk } = s;
+  const line = (length: number) => paddedWords(length, 8) + 8;
+  const halves = bq * line(dk) + dk * line(bkv) + bq * line(bkv) + (d / bkv) * bkv * line(bkv);
+  return 2 * halves + 4 * paddedWords(bq * bkv, 4) + 4 * paddedWords(bq * pow2Dividing(bkv, 16), 4) + 64;
+}
+
+/** Whether `tile` suits subgroup matrices of 16 (every side a multiple of 16) within the 47 KiB a config tile may stage. */
+function fitsMatrices(tile: AttentionTile, headDim: number): boolean {
+  return [tile.queryBlock, tile.kvBlock, tile.sliceD].every((x) => x % 16 === 0) && tpAttentionMatrixBytes({ headDim, ...tile }) <= TP_ATTENTION_MAX_WORKGROUP_BYTES;
 }
 
 /** `config` checked, with its derived sizes; throws `UsageError` naming the first constraint it breaks. */
@@ -132,17 +165,24 @@ export function tpLayerShape(config: TpLayerConfig): TpLayerShape {
     queryBlock: tile.queryBlock,
     kvBlock: tile.kvBlock,
     sliceD: tile.sliceD,
+    matrixAttention: undefined,
+    simtAttention: true,
   };
   const bytes = tpAttentionWorkgroupBytes(shape);
+  const tensorCoreTile = config.attention ?? TP_ATTENTION_TENSOR_CORE_TILE;
+  const divides = seq % tensorCoreTile.queryBlock === 0 && headDim % tensorCoreTile.kvBlock === 0 && headDim % tensorCoreTile.sliceD === 0;
+  const matrixAttention = dtype === 'f16' && divides && fitsMatrices(tensorCoreTile, headDim) ? tensorCoreTile : undefined;
+  if (config.attention && bytes > TP_ATTENTION_MAX_WORKGROUP_BYTES && matrixAttention) return { ...shape, matrixAttention, simtAttention: false };
   if (config.attention && bytes > TP_ATTENTION_MAX_WORKGROUP_BYTES) {
     const { queryBlock: q, kvBlock: k, sliceD: d } = config.attention;
-    throw new UsageError(`tp-layer: attention tile ${q}x${k}x${d} stages ${bytes} bytes of workgroup memory, more than ${TP_ATTENTION_MAX_WORKGROUP_BYTES}`);
+    const onMatrices = dtype === 'f16' ? ` (${tpAttentionMatrixBytes({ headDim, ...config.attention })} on subgroup matrices)` : '';
+    throw new UsageError(`tp-layer: attention tile ${q}x${k}x${d} stages ${bytes} bytes of workgroup memory${onMatrices}, more than ${TP_ATTENTION_MAX_WORKGROUP_BYTES}`);
   }
   if (!config.attention && bytes > TP_ATTENTION_WORKGROUP_BYTES) {
     throw new UsageError(`tp-layer: headDim ${headDim} makes the attention kernel stage ${bytes} bytes of workgroup memory, more than ${TP_ATTENTION_WORKGROUP_BYTES}`);
   }
   if (seq % shape.queryBlock !== 0) throw new UsageError(`tp-layer: seq (S = ${seq}) must be a multiple of the attention's ${shape.queryBlock} query rows per tile`);
-  return shape;
+  return { ...shape, matrixAttention };
 }
 
 /** A tile from the config: powers of two, queryBlock dividing S, kvBlock and sliceD dividing headDim. */

@@ -5,6 +5,7 @@
  *   1. RMSNorm of X [S, H] (rank r owns rows r·S/R ..)       rank-local kernel
  *   2. all-gather + QKV GEMM (each rank its H/R/d heads)      fused AllGather + GEMM
  *   3. causal attention over the rank's heads                rank-local kernel
+ *      (on subgroup matrices: QKV first rounded to f16,        rank-local kernel)
  *   4. output projection GEMM + reduce-scatter               fused GEMM + ReduceScatter
  *   5. residual X1 = X + Y                                   rank-local kernel
  *   6. RMSNorm of X1                                         (the kernel of step 1)
@@ -27,6 +28,7 @@ import { simtGemmBlock, UsageError, wideTensorCoreBlock } from '../workloads/ind
 import { gemmTargetFor, type TpLayerGemmTarget } from './gemm-target.js';
 import { tpLayerShape, type TpLayerConfig, type TpLayerShape } from './config.js';
 import { causalAttentionKernel, causalMask } from './causal-attention.js';
+import { qkvHalfKernel } from './qkv-half.js';
 import { residualKernel } from './residual.js';
 import { rmsNormKernel } from './rms-norm.js';
 import { swigluKernel } from './swiglu.js';
@@ -49,6 +51,8 @@ export interface TpLayerKernels {
   readonly gateUp: CompiledKernel;
   readonly swiglu: CompiledKernel;
   readonly down: CompiledKernel;
+  /** Where attention runs on subgroup matrices: QKV rounded to f16 for it (`attention` then reads f16). */
+  readonly qkvHalf?: CompiledKernel;
 }
 
 export type TpLayerKernelName = keyof TpLayerKernels;
@@ -83,6 +87,8 @@ export type TpLayerTensors = { readonly [K in keyof TpLayerInputs]: Tensor };
 interface Activations {
   readonly xn: Tensor;
   readonly qkv: Tensor;
+  /** QKV in f16, where attention runs on subgroup matrices. */
+  readonly qkvHalf?: Tensor;
   readonly mask: Tensor;
   readonly o: Tensor;
   readonly y: Tensor;
@@ -115,8 +121,10 @@ export interface TpLayerLoadOptions {
   /** How every kernel is lowered; the sequential variant sets `phasing: 'sequential'` on top. */
   readonly codegen?: CodegenOptions;
   /**
-   * How the four GEMMs are lowered (default auto: subgroup matrices with their tiles where every
-   * device has them, `gemmTargetFor`). Under auto a GEMM the path cannot lower leaves all four SIMT.
+   * How the four GEMMs and attention are lowered (default auto: subgroup matrices with their tiles
+   * where every device has them, `gemmTargetFor`). Attention takes them in f16 at the shape's
+   * `matrixAttention` tile (its products on matrices, the softmax SIMT), else stays SIMT. Under auto
+   * an attention the path cannot lower stays SIMT, and a GEMM it cannot lower leaves all four SIMT.
    */
   readonly target?: TpLayerGemmTarget;
 }
@@ -173,16 +181,33 @@ function compileGemms(s: TpLayerShape, variant: TpLayerVariant, tiles: TpLayerGe
   return Object.fromEntries(GEMM_NAMES.map((g) => [g, compileOrThrow(gemmKernelOf(s, g, tiles), plans[g])])) as unknown as GemmKernels;
 }
 
+const local = (s: TpLayerShape, kernel: Module) => compileOrThrow(kernel, { name: 'local', ranks: s.ranks, chunks: [] });
+
+/**
+ * Attention on subgroup matrices, at the shape's `matrixAttention` tile: f16 operands (P cast to f16
+ * for P·V) from QKV rounded to f16 by `qkvHalf`. Undefined where the shape has no such tile.
+ */
+export function matrixAttentionKernels(s: TpLayerShape): Pick<Required<TpLayerKernels>, 'qkvHalf' | 'attention'> | undefined {
+  const tile = s.matrixAttention;
+  if (!tile) return undefined;
+  const cols = 3 * s.localHidden;
+  return {
+    qkvHalf: local(s, qkvHalfKernel({ seq: s.seq, cols, ranks: s.ranks, rowBlock: 16, colBlock: Math.max(4, Math.min(64, cols)) })),
+    attention: local(s, causalAttentionKernel({ seq: s.seq, localHeads: s.localHeads, headDim: s.headDim, ranks: s.ranks, ...tile, dtype: s.dtype, operands: 'f16' })),
+  };
+}
+
 /** The layer's kernels, compiled (the local ones with an empty plan), the GEMMs at SIMT tiles. */
 function compileKernels(s: TpLayerShape, variant: TpLayerVariant): TpLayerKernels {
   const { seq: S, hidden: H, localFfn: Fr, ranks, dtype } = s;
-  const local = (kernel: Module) => compileOrThrow(kernel, { name: 'local', ranks, chunks: [] });
   const rows = { seq: S, ranks, rowBlock: s.rowBlock, colBlock: s.colBlock, dtype };
+  const simtAttention = () => local(s, causalAttentionKernel({ seq: S, localHeads: s.localHeads, headDim: s.headDim, ranks, queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD, dtype }));
   return {
-    rmsNorm: local(rmsNormKernel({ ...rows, hidden: H, eps: s.eps })),
-    attention: local(causalAttentionKernel({ seq: S, localHeads: s.localHeads, headDim: s.headDim, ranks, queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD, dtype })),
-    residual: local(residualKernel({ ...rows, hidden: H })),
-    swiglu: local(swigluKernel({ seq: S, localFfn: Fr, ranks, rowBlock: 16, colBlock: s.ffnBlock, dtype })),
+    rmsNorm: local(s, rmsNormKernel({ ...rows, hidden: H, eps: s.eps })),
+    // A config tile that fits the matrix path alone: attention on matrices or not at all.
+    attention: s.simtAttention ? simtAttention() : matrixAttentionKernels(s)!.attention,
+    residual: local(s, residualKernel({ ...rows, hidden: H })),
+    swiglu: local(s, swigluKernel({ seq: S, localFfn: Fr, ranks, rowBlock: 16, colBlock: s.ffnBlock, dtype })),
     ...compileGemms(s, variant, 'simt'),
   };
 }
@@ -197,13 +222,18 @@ export function tpLayer(config: TpLayerConfig, options: { readonly variant?: TpL
   if (variant !== 'fused' && variant !== 'sequential') throw new UsageError(`tp-layer: variant must be 'fused' or 'sequential', got ${String(variant)}`);
   const kernels = compileKernels(shape, variant);
   let tensorCoreGemms: GemmKernels | undefined;
-  const withTensorCoreGemms = (): TpLayerKernels => ({ ...kernels, ...(tensorCoreGemms ??= compileGemms(shape, variant, 'tensor-core')) });
+  let matrixAttention: ReturnType<typeof matrixAttentionKernels>;
+  const tensorCore = (attention: boolean): TpLayerKernels => ({
+    ...kernels,
+    ...(tensorCoreGemms ??= compileGemms(shape, variant, 'tensor-core')),
+    ...(attention && (matrixAttention ??= matrixAttentionKernels(shape))),
+  });
   return {
     config,
     shape,
     variant,
     kernels,
-    load: (group, loadOptions = {}) => LoadedTpLayer.load(group, shape, variant, { simt: kernels, tensorCore: withTensorCoreGemms }, loadOptions),
+    load: (group, loadOptions = {}) => LoadedTpLayer.load(group, shape, variant, { simt: kernels, tensorCore }, loadOptions),
   };
 }
 
@@ -216,7 +246,9 @@ export class LoadedTpLayer {
     readonly shape: TpLayerShape,
     /** How the GEMMs were lowered on the group. */
     readonly gemmTarget: 'simt' | 'subgroup-matrix',
-    private readonly programs: { readonly [K in TpLayerKernelName]: Program },
+    /** How attention was lowered: its products on subgroup matrices (f16, after `qkvHalf`) or SIMT. */
+    readonly attentionTarget: 'simt' | 'subgroup-matrix',
+    private readonly programs: { readonly [K in TpLayerKernelName]?: Program },
     private readonly activations: Activations,
   ) {}
 
@@ -225,43 +257,61 @@ export class LoadedTpLayer {
     group: DeviceGroup,
     s: TpLayerShape,
     variant: TpLayerVariant,
-    kernels: { readonly simt: TpLayerKernels; readonly tensorCore: () => TpLayerKernels },
+    kernels: { readonly simt: TpLayerKernels; readonly tensorCore: (attention: boolean) => TpLayerKernels },
     options: TpLayerLoadOptions,
   ): Promise<LoadedTpLayer> {
     const codegen: CodegenOptions = { ...options.codegen, ...(variant === 'sequential' && { phasing: 'sequential' as const }) };
     const requested = options.target ?? 'auto';
     const target = s.dtype === 'f16' ? gemmTargetFor(requested, group.devices, s.dtype) : undefined;
-    if (target) {
-      try {
-        return await LoadedTpLayer.loadKernels(group, s, kernels.tensorCore(), codegen, target);
-      } catch (e) {
-        if (requested !== 'auto' || !(e instanceof CompileError)) throw e;
-      }
+    if (!s.simtAttention && !target) {
+      throw new UsageError(`tp-layer: attention tile ${s.queryBlock}x${s.kvBlock}x${s.sliceD} fits subgroup matrices only, and the layer's target is SIMT here (target ${typeof requested === 'string' ? requested : 'given'}, ${s.dtype})`);
     }
-    return LoadedTpLayer.loadKernels(group, s, kernels.simt, codegen, undefined);
+    if (target) {
+      // Attention on matrices where the shape has a tile for them; under auto, one that does not lower stays SIMT.
+      const simtAttention = requested === 'simt-attention' && s.simtAttention;
+      const tries = simtAttention ? [false] : s.matrixAttention && s.simtAttention ? [true, false] : [!!s.matrixAttention];
+      for (const attention of tries) {
+        try {
+          return await LoadedTpLayer.loadKernels(group, s, kernels.tensorCore(attention), codegen, target, attention);
+        } catch (e) {
+          if ((requested !== 'auto' && requested !== 'simt-attention') || !(e instanceof CompileError)) throw e;
+        }
+      }
+      if (!s.simtAttention) throw new UsageError(`tp-layer: attention tile ${s.queryBlock}x${s.kvBlock}x${s.sliceD} fits subgroup matrices only, and did not lower on them here`);
+    }
+    return LoadedTpLayer.loadKernels(group, s, kernels.simt, codegen, undefined, false);
   }
 
-  /** Loads `kernels`, the GEMMs on `target` where given, and allocates the activations. */
-  private static async loadKernels(group: DeviceGroup, s: TpLayerShape, kernels: TpLayerKernels, codegen: CodegenOptions, target: SubgroupMatrixTarget | undefined): Promise<LoadedTpLayer> {
-    const gemms: readonly TpLayerKernelName[] = GEMM_NAMES;
+  /** Loads `kernels`, the GEMMs (and, with `matrixAttention`, attention) on `target` where given, and allocates the activations. */
+  private static async loadKernels(
+    group: DeviceGroup,
+    s: TpLayerShape,
+    kernels: TpLayerKernels,
+    codegen: CodegenOptions,
+    target: SubgroupMatrixTarget | undefined,
+    matrixAttention: boolean,
+  ): Promise<LoadedTpLayer> {
+    const onTarget: readonly TpLayerKernelName[] = [...GEMM_NAMES, ...(matrixAttention ? (['attention'] as const) : [])];
     const loaded: Partial<Record<TpLayerKernelName, Program>> = {};
     const made: Tensor[] = [];
     try {
       for (const name of Object.keys(kernels) as TpLayerKernelName[]) {
-        loaded[name] = await group.load(kernels[name], { codegen: target && gemms.includes(name) ? { ...codegen, target } : codegen });
+        loaded[name] = await group.load(kernels[name]!, { codegen: target && onTarget.includes(name) ? { ...codegen, target } : codegen });
       }
-      const p = loaded as Record<TpLayerKernelName, Program>;
+      const p = loaded as Record<Exclude<TpLayerKernelName, 'qkvHalf'>, Program> & { qkvHalf?: Program };
+      const tile = matrixAttention ? s.matrixAttention! : s;
       // Zeros, asked for: each is written by its step before it is read, bar the rows no step owns.
       const zeros = async (spec: TensorSpec) => {
         const t = await group.tensor(spec, { fill: 0 });
         made.push(t);
         return t;
       };
-      const mask = await group.tensor(p.attention.spec('MASK'), Array.from({ length: s.ranks }, () => causalMask(s)));
+      const mask = await group.tensor(p.attention.spec('MASK'), Array.from({ length: s.ranks }, () => causalMask(tile)));
       made.push(mask);
       const activations: Activations = {
         xn: await zeros(p.rmsNorm.spec('Y')),
         qkv: await zeros(p.qkv.spec('C')),
+        ...(p.qkvHalf && { qkvHalf: await zeros(p.qkvHalf.spec('QKVH')) }),
         mask,
         o: await zeros(p.attention.spec('O')),
         y: await zeros(p.outProj.spec('C')),
@@ -272,7 +322,7 @@ export class LoadedTpLayer {
         y2: await zeros(p.down.spec('C')),
         out: await zeros(p.residual.spec('Out')),
       };
-      return new LoadedTpLayer(group, s, target ? 'subgroup-matrix' : 'simt', p, activations);
+      return new LoadedTpLayer(group, s, target ? 'subgroup-matrix' : 'simt', matrixAttention ? 'subgroup-matrix' : 'simt', p, activations);
     } catch (e) {
       made.forEach((t) => t.destroy());
       Object.values(loaded).forEach((program) => program.destroy());
@@ -301,13 +351,19 @@ export class LoadedTpLayer {
     return made as TpLayerTensors;
   }
 
-  /** The ten steps of one run over `t`, in order, each a program and its tensors. */
+  /** The ten steps of one run over `t` (eleven with attention on subgroup matrices), in order, each a program and its tensors. */
   steps(t: TpLayerTensors): TpLayerStep[] {
     const a = this.activations;
+    const attention: TpLayerStep[] = a.qkvHalf
+      ? [
+          { name: 'qkv-to-f16', kernel: 'qkvHalf', tensors: { QKV: a.qkv, QKVH: a.qkvHalf } },
+          { name: 'attention', kernel: 'attention', tensors: { QKV: a.qkvHalf, MASK: a.mask, O: a.o } },
+        ]
+      : [{ name: 'attention', kernel: 'attention', tensors: { QKV: a.qkv, MASK: a.mask, O: a.o } }];
     return [
       { name: 'rms-norm-1', kernel: 'rmsNorm', tensors: { X: t.x, gamma: t.gamma1, Y: a.xn } },
       { name: 'all-gather+qkv', kernel: 'qkv', tensors: { A: a.xn, B: t.wqkv, C: a.qkv } },
-      { name: 'attention', kernel: 'attention', tensors: { QKV: a.qkv, MASK: a.mask, O: a.o } },
+      ...attention,
       { name: 'out-proj+reduce-scatter', kernel: 'outProj', tensors: { A: a.o, B: t.wo, C: a.y } },
       { name: 'residual-1', kernel: 'residual', tensors: { X: t.x, Y: a.y, Out: a.x1 } },
       { name: 'rms-norm-2', kernel: 'rmsNorm', tensors: { X: a.x1, gamma: t.gamma2, Y: a.x1n } },
@@ -320,7 +376,9 @@ export class LoadedTpLayer {
 
   /** The program of one of the layer's kernels. */
   program(kernel: TpLayerKernelName): Program {
-    return this.programs[kernel];
+    const program = this.programs[kernel];
+    if (!program) throw new UsageError(`tp-layer: kernel ${kernel} is not loaded: attention runs ${this.attentionTarget === 'simt' ? 'SIMT, on f32 QKV' : 'on subgroup matrices'}`);
+    return program;
   }
 
   /**
@@ -329,7 +387,7 @@ export class LoadedTpLayer {
    */
   async run(t: TpLayerTensors): Promise<Tensor> {
     this.checkLive();
-    for (const step of this.steps(t)) await this.programs[step.kernel].run(step.tensors);
+    for (const step of this.steps(t)) await this.program(step.kernel).run(step.tensors);
     return this.activations.out;
   }
 
@@ -337,8 +395,8 @@ export class LoadedTpLayer {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    Object.values(this.activations).forEach((t: Tensor) => t.destroy());
-    Object.values(this.programs).forEach((p: Program) => p.destroy());
+    Object.values(this.activations).forEach((t: Tensor | undefined) => t?.destroy());
+    Object.values(this.programs).forEach((p: Program | undefined) => p?.destroy());
   }
 
   private checkLive(): void {
