@@ -339,19 +339,25 @@ type Payloads = (tile: readonly number[]) => number[][];
 
 /** The rows a tile reads of each waited chunk's tensor, from the loads that wait for it, as the destination runs them (`siteRows`). */
 function waitRows(module: Module): Map<number, StoreRows | undefined> {
-  const uses = new Map<number, { dst: number; sites: Parameters<typeof siteRows>[1][number][] }>();
+  const uses = new Map<number, { dst: number; sites: Parameters<typeof siteRows>[1][number][]; spill: number }>();
   for (const u of alignedModule(module).alignment.waits) {
+    // A load that waits by cache line (passes' cache-lines.ts) reads rows up to `spill` past the chunk's.
+    const spill = u.reach ? Math.max(u.chunk.region.lo[0]! - u.reach.lo[0]!, u.reach.hi[0]! - u.chunk.region.hi[0]!) : 0;
     const known = uses.get(u.chunk.value.id);
-    if (known) known.sites.push(u.site);
-    else uses.set(u.chunk.value.id, { dst: u.chunk.dst, sites: [u.site] });
+    if (known) {
+      known.sites.push(u.site);
+      known.spill = Math.max(known.spill, spill);
+    } else uses.set(u.chunk.value.id, { dst: u.chunk.dst, sites: [u.site], spill });
   }
   // Thousands of chunks, read through a site or two: each (sites, rank) worked out once.
   const bySites = new Map<string | number, StoreRows | undefined>();
   const rows = new Map<number, StoreRows | undefined>();
-  for (const [id, { dst, sites }] of uses) {
+  for (const [id, { dst, sites, spill }] of uses) {
     const key = sites.length === 1 ? sites[0]!.index * module.ranks + dst : `${sites.map((x) => x.index).join()}/${dst}`;
     if (!bySites.has(key)) bySites.set(key, siteRows(module, sites, 0, dst));
-    rows.set(id, bySites.get(key));
+    const read = bySites.get(key);
+    // The rows whose cache lines the tile reads: `spill` either side of the rows it reads.
+    rows.set(id, read && spill > 0 ? { offset: { ...read.offset, constant: read.offset.constant - spill }, extent: read.extent + 2 * spill } : read);
   }
   return rows;
 }

@@ -2,11 +2,14 @@
  * Chunk alignment: intersect every tile's accesses with every chunk. A load on rank r waits for the
  * chunks delivered into r that meet what it reads; a store on rank r contributes to the chunks sent
  * from r that meet what it writes. A tile that straddles chunk boundaries simply meets several chunks.
+ * A load of a gathered input meets the chunks that write into the cache lines it reads, not only
+ * those that write the elements it reads (cache-lines.ts: L1 is not coherent).
  */
 import type { AffineRange, Box, ChunkDecl, Module } from '@syncopate/ir';
 import { boundingBox, intersect, volume } from '@syncopate/ir';
 import { accessSites, siteForRank, type AccessSite } from './access-sites.js';
 import { touch, touchesByEnumeration, type Touch } from './touch.js';
+import { lineHull, lineWaitTensors } from './cache-lines.js';
 
 /** One access site meeting one chunk. */
 export interface ChunkUse {
@@ -17,6 +20,8 @@ export interface ChunkUse {
   /** Tiles for which some execution meets it. */
   readonly tiles: Box;
   readonly exact: boolean;
+  /** The region the use meets, where it is wider than the chunk's (a load's cache lines: cache-lines.ts). */
+  readonly reach?: Box;
 }
 
 export interface Alignment {
@@ -46,7 +51,9 @@ export function alignChunks(module: Module): Alignment {
   if (cached) return cached.alignment;
   const waits: ChunkUse[] = [];
   const stores: ChunkUse[] = [];
+  const lines = lineWaitTensors(module, new Set(sites.filter((s) => s.kind === 'store').map((s) => s.tensor.name)));
   for (const site of sites) {
+    const spill = site.kind === 'load' ? lines.get(site.tensor.name) : undefined;
     // An all-gather sends each shard to every other rank: where the site does not depend on the
     // rank, the chunks of one region touch it alike, so each region is worked out once.
     const touches = new Map<string, Touch | undefined>();
@@ -57,10 +64,11 @@ export function alignChunks(module: Module): Alignment {
       // kernels whose stores do not depend on the rank.)
       const mine = siteForRank(module, site, site.kind === 'load' ? chunk.dst : chunk.src);
       const key = `${mine === site ? '' : mine.offsets.map((e) => e.constant).join()}|${chunk.region.lo.join()}|${chunk.region.hi.join()}`;
+      const reach = spill ? lineHull(chunk.region, spill) : undefined;
       let t = touches.get(key);
-      if (t === undefined && !touches.has(key)) touches.set(key, (t = touch(module, mine, chunk.region)));
+      if (t === undefined && !touches.has(key)) touches.set(key, (t = touch(module, mine, reach ?? chunk.region)));
       if (!t) continue;
-      (site.kind === 'load' ? waits : stores).push({ site, chunk, ...t });
+      (site.kind === 'load' ? waits : stores).push({ site, chunk, ...t, ...(reach && { reach }) });
     }
   }
   const arrivals = arrivalBoxes(module.chunks, stores);
@@ -110,7 +118,7 @@ export function arrivalTiles(alignment: Alignment, chunk: ChunkDecl): Box | unde
 export function useMeetsTile(module: Module, use: ChunkUse, tile: readonly number[]): boolean {
   const inBox = tile.every((x, i) => x >= use.tiles.lo[i]! && x < use.tiles.hi[i]!);
   if (!inBox) return false;
-  return use.exact || touchesByEnumeration(module, use.site, use.chunk.region, tile);
+  return use.exact || touchesByEnumeration(module, use.site, use.reach ?? use.chunk.region, tile);
 }
 
 /** The chunks `tile` of `rank` waits for, in the order of the plan. */

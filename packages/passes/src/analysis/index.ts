@@ -6,3 +6,4 @@ export * from './touch.js';
 export * from './validate-plan.js';
 export * from './landing.js';
 export * from './tile-alignment.js';
+export * from './cache-lines.js';
