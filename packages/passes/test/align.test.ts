@@ -7,6 +7,7 @@ import { alignChunks, allTiles, chunksProducedBy, chunksWaitedBy } from '../src/
 import { validatePlan } from '../src/analysis/validate-plan.js';
 import { alignedBlockSize, chunkBoundaries, straddlingTiles } from '../src/analysis/tile-alignment.js';
 import { alignChunksPass } from '../src/align-chunks.js';
+import { lineHull, lineSpill } from '../src/analysis/cache-lines.js';
 import { oneShotReduceScatter, ringAllGather } from '../src/templates/index.js';
 
 function withPlan(module: Module, plan: ChunkPlan): Module {
@@ -29,7 +30,7 @@ function gemmTileMeetsA(tile: number[], s: { m: number; k: number; bm: number; b
 }
 
 describe('chunk alignment on AllGather + GEMM', () => {
-  it('each tile waits on exactly the chunks whose regions meet its reads (random shapes, ranks, chunks per rank)', () => {
+  it('each tile waits on exactly the chunks that write into the cache lines it reads (random shapes, ranks, chunks per rank)', () => {
     const shapes = fc.record({
       ranks: fc.integer({ min: 2, max: 4 }),
       cpr: fc.integer({ min: 1, max: 3 }),
@@ -61,7 +62,7 @@ describe('chunk alignment on AllGather + GEMM', () => {
           for (const tile of allTiles(module.kernel.grid)) {
             const got = chunksWaitedBy(module, rank, tile).map((c) => c.value.name);
             const want = module.chunks
-              .filter((c) => c.dst === rank && gemmTileMeetsA(tile, { m, k, bm, bk }, c.region))
+              .filter((c) => c.dst === rank && gemmTileMeetsA(tile, { m, k, bm, bk }, lineHull(c.region, lineSpill(module.tensors.find((t) => t.name === 'A')!)!)))
               .map((c) => c.value.name);
             expect(got).toEqual(want);
           }
@@ -72,15 +73,27 @@ describe('chunk alignment on AllGather + GEMM', () => {
   });
 
   it('a tile straddling a chunk boundary waits on both chunks', () => {
-    // 2 ranks, 24 rows: shards are rows 0-11 and 12-23; 16-row tiles straddle row 12.
+    // 2 ranks, 24 rows of 32 f32 (a 128-byte line each): shards are rows 0-11 and 12-23; 16-row tiles straddle row 12.
     const module = withPlan(
-      gemmKernel({ m: 24, n: 8, k: 8, blockM: 16, blockN: 8, blockK: 8 }, { ranks: 2, distribute: 'ag' }),
-      ringAllGather({ ranks: 2, tensor: { name: 'A', shape: [24, 8] }, axis: 0, chunksPerRank: 2 }),
+      gemmKernel({ m: 24, n: 8, k: 32, blockM: 16, blockN: 8, blockK: 8 }, { ranks: 2, distribute: 'ag' }),
+      ringAllGather({ ranks: 2, tensor: { name: 'A', shape: [24, 32] }, axis: 0, chunksPerRank: 2 }),
     );
     // Rank 0 receives rank 1's rows in two chunks: 12-17 and 18-23. Tile 0 (rows 0-15) needs the first only.
     expect(chunksWaitedBy(module, 0, [0, 0]).map((c) => c.region.lo[0])).toEqual([12]);
     expect(chunksWaitedBy(module, 0, [1, 0]).map((c) => c.region.lo[0])).toEqual([12, 18]);
     expect(chunksWaitedBy(module, 1, [0, 0]).map((c) => c.region.lo[0])).toEqual([0, 6]);
+  });
+
+  it('a tile waits for a chunk that only shares a cache line with its rows (L1 is not coherent: cache-lines.ts)', () => {
+    // Rows of 8 f32 are 32 bytes: a 128-byte line holding row 15 can reach row 19, in the chunk of rows 18-23.
+    const module = withPlan(
+      gemmKernel({ m: 24, n: 8, k: 8, blockM: 16, blockN: 8, blockK: 8 }, { ranks: 2, distribute: 'ag' }),
+      ringAllGather({ ranks: 2, tensor: { name: 'A', shape: [24, 8] }, axis: 0, chunksPerRank: 2 }),
+    );
+    expect(chunksWaitedBy(module, 0, [0, 0]).map((c) => c.region.lo[0])).toEqual([12, 18]);
+    expect(chunksWaitedBy(module, 1, [1, 0]).map((c) => c.region.lo[0])).toEqual([]); // rows 16-23: lines reach row 12, its own
+    // A 24x1 K of ring attention: every line of a 96-byte copy may hold every row.
+    expect(lineHull({ lo: [18, 0], hi: [24, 1] }, lineSpill({ name: 'K', shape: [24, 1], dtype: 'f32', distribution: { kind: 'replicated' } } as never)!)).toEqual({ lo: [0, 0], hi: [24, 1] });
   });
 });
 
