@@ -12,7 +12,8 @@
  * auto, attention SIMT). `--attention QxKxD` sets the attention tile (query rows, KV rows, Q·Kᵀ's
  * slice); `--attention-tiles A,B,..` first times attention alone at each tile given (one JSON line
  * each, with the layer's tile among them for scale), at the layer's shape: on subgroup matrices
- * (QKV rounded to f16, then attention: both timed) where the target takes them there, else SIMT.
+ * (QKV rounded to f16, then attention: both timed) where the target takes them there, else SIMT;
+ * with `--rounds 0`, nothing else.
  *
  * Last, each GEMM step's collective alone (the sequential program run with its tiles' phases left
  * out), for the layer's perfect-overlap bound: every step that is not a GEMM as the fused layer ran
@@ -155,6 +156,8 @@ if (v['attention-tiles']) {
     group.close();
   }
 }
+// --rounds 0: the sweep alone.
+if (Number(v.rounds) === 0) process.exit(0);
 const report = await benchTpLayer({ config, devices, target: v.target as TpLayerGemmTarget, runs: Number(v.rounds), warmup: 2, check: v.reference ? 'reference' : 'sequential', timeoutMs });
 const s = tpLayerShape(config);
 // Attention ran on subgroup matrices where the report's steps include qkv-to-f16 (at matrixAttentionTile).

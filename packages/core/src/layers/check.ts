@@ -17,6 +17,16 @@ import type { TpLayerShape } from './config.js';
  * and the reference does not round: the output (2⁻¹¹ relative), X1 (added straight into the output)
  * and the three GEMM inputs Xn, O and SiLU·up (2⁻¹¹ each, carried through weights of unit norm):
  * about 5·2⁻¹¹ at worst. Measured at S = 16, H = 32: 5.4e-4 and 7.1e-4.
+ *
+ * Attention on subgroup matrices rounds four more things to f16 and keeps the bound: V and P (each
+ * half an ulp, 2⁻¹¹ of itself: O moves by at most 2⁻¹¹·max |V| each, as rounding O does; l sums the
+ * unrounded P), and Q and K, which move a score by at most 2·2⁻¹¹·Σ|q_c·k_c|/√d and O by about twice
+ * that times max |V|: about 2⁻¹¹ each with these inputs (q and k entries of about 0.6, so
+ * Σ|q_c·k_c|/√d ≈ 0.2·√d, whose rounding errors mostly cancel across a row of P). The float64
+ * reference with every f16 store rounded as the GPU rounds it (P online, in the kernel's block
+ * order) differs from this one by 0.29·2⁻¹¹ at S = 128, d = 64 and 0.28·2⁻¹¹ at S = 512, d = 128
+ * (Q, K, V and P alone: 0.27·2⁻¹¹ and 0.24·2⁻¹¹), well inside 8·2⁻¹¹; the GPU's own check at
+ * S = 512 is in benchmarks/results/tp-layer-2026-11-28b.
  */
 export const TP_LAYER_TOLERANCE = { f32: 1e-5, f16: 8 * 2 ** -11 } as const;
 
