@@ -111,6 +111,16 @@ describe('subgroup-matrix lowering', () => {
     const odd = emitFusedKernel(lowered(gemmKernel({ m: 64, n: 64, k: 64, blockM: 24, blockN: 32, blockK: 16, dtype: 'f16' })), { target: 'subgroup-matrix' });
     expect(E.isLeft(odd) && odd.left[0]!.message).toMatch(/not a multiple of the configuration's 16x16/);
   });
+
+  it('never loads or stores a matrix straight from a tensor whose rows are narrower than the matrix (WGSL minimum stride)', () => {
+    // N = 8: C's rows cannot hold a 16-wide result matrix; K = 8: A's rows cannot hold a 16-wide left
+    // operand. Such dots go through workgroup memory (the matrix-dots path), whose rows are wide enough.
+    for (const shape of [{ n: 8, k: 64, blockN: 16 }, { n: 64, k: 8, blockN: 32 }]) {
+      const text = wgsl(lowered(gemmKernel({ m: 64, blockM: 32, blockK: 16, dtype: 'f16', ...shape }, { ranks: 2, distribute: 'ag', name: 'ag_gemm' }), ringAllGather({ ranks: 2, tensor: { name: 'A', shape: [64, shape.k] }, axis: 0 })), { target: 'subgroup-matrix' });
+      expect(text).toMatch(/subgroupMatrixLoad/);
+      expect(text).not.toMatch(/subgroupMatrix(Load|Store)<[^;]*>\(&t_/);
+    }
+  });
 });
 
 /** Bytes of a WGSL type as the emitters write them: scalars, vectors, arrays of those, and the module's structs. */

@@ -206,10 +206,22 @@ export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target:
     problems.push(error('codegen/unsupported', `subgroup-matrix target: ${why}`, { op: op.op, ...(value ? { value: value.name } : {}), ...(op.loc ? { loc: op.loc } : {}) }));
   const { bm, bn } = simt.threads;
   const matrices = matrixValues(module);
+  // A matrix is loaded from or stored to a tensor with the tensor's row length as its stride, which
+  // must be at least the matrix's width (WGSL's minimum stride): rows of 8 cannot hold 16-wide matrices.
+  const rowLength = (tensor: string) => module.tensors.find((t) => t.name === tensor)?.shape.at(-1) ?? Infinity;
+  const loadedFrom = new Map<number, string>();
+  walkOps(module.kernel.body, (op) => {
+    if (op.op === 'load') loadedFrom.set(op.result.id, op.tensor);
+  });
+  const checkStride = (op: Op, tensor: string | undefined, width: number, what: string) => {
+    if (tensor !== undefined && rowLength(tensor) < width) unsupported(op, `@${tensor}'s rows (${rowLength(tensor)} elements) are narrower than the ${width}-wide matrices of its ${what}`);
+  };
 
   walkOps(module.kernel.body, (op) => {
     switch (op.op) {
       case 'dot': {
+        checkStride(op, loadedFrom.get(op.a.id), config.K, 'left operand');
+        checkStride(op, loadedFrom.get(op.b.id), config.N, 'right operand');
         const k = op.a.type.shape[1]!;
         if (op.a.type.dtype !== config.componentType || op.b.type.dtype !== config.componentType) {
           unsupported(op, `dot operands are ${op.a.type.dtype} and ${op.b.type.dtype}; the ${config.M}x${config.N}x${config.K} configuration takes ${config.componentType}`, op.result);
@@ -226,6 +238,7 @@ export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target:
       }
       case 'store':
         if (matrices.has(op.value.id)) {
+          checkStride(op, op.tensor, config.N, 'result');
           const tensor = module.tensors.find((t) => t.name === op.tensor);
           if (tensor && tensor.dtype !== config.resultComponentType) {
             unsupported(op, `@${op.tensor} is ${tensor.dtype}; an accumulator is stored as ${config.resultComponentType}`, op.value);
