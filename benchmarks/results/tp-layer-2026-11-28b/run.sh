@@ -7,7 +7,7 @@
 # 4. PyTorch's TP layer through host memory;
 # 5. the layer with SIMT attention (--target simt-attention: GEMMs still on tensor cores) at its best
 #    tile 64x32x16, 2 ranks over two GPUs and 8 ranks on one, the same-machine baseline.
-# Bundle: HEAD 9998cf8 (pnpm bench:build: dist/tp-layer.mjs,
+# Bundle: HEAD 647e2fb (pnpm bench:build: dist/tp-layer.mjs,
 #   dist/syncopate.mjs, dist/host_copy.node) in .devpack/app/attn-tc.
 set -u
 source .devpack/prelude.sh
