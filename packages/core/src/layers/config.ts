@@ -55,8 +55,9 @@ export const TP_ATTENTION_MAX_WORKGROUP_BYTES = 47 * 1024;
  * The tile attention on subgroup matrices takes unless the config gives one: 64 query rows (the SIMT
  * path's fastest, 64x32x16 on an H200), KV blocks of 32 (a [64, 32] product is 8 matrices of 16x16,
  * one for each of the 256 invocations' 8 subgroups) and Q·Kᵀ in slices of 64 (two products a block
- * at d = 128, not 8), 41 KiB staged (`tpAttentionMatrixBytes`). Chosen on those grounds, not yet
- * timed: benchmarks/results/tp-layer-2026-11-28b/run.sh sweeps it against 7 other tiles.
+ * at d = 128, not 8), 41 KiB staged (`tpAttentionMatrixBytes`). The fastest of eight tiles timed
+ * alone at 8 ranks on an H200: 12.8 ms, against 14.1 for 64x32x32 and 14.9 for 64x32x16
+ * (benchmarks/results/tp-layer-2026-11-28b/attention-sweep.jsonl).
  */
 export const TP_ATTENTION_TENSOR_CORE_TILE: AttentionTile = { queryBlock: 64, kvBlock: 32, sliceD: 64 };
 
