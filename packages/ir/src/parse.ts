@@ -495,8 +495,16 @@ class Parser {
         const hasValues = this.peek().kind === 'value' && !this.atDefinition();
         return { op: 'yield', values: hasValues ? this.commaList(() => this.tileUse()) : [], loc };
       }
-      case 'wait':
-        return { op: 'wait', chunk: this.chunkUse(), ...this.guardClause(), loc };
+      case 'wait': {
+        const chunk = this.chunkUse();
+        let rank: { rank?: number } = {};
+        if (this.isWord('on')) {
+          this.advance();
+          this.expectWord('rank', "'rank' after 'on'");
+          rank = { rank: this.integer('a rank (an integer)') };
+        }
+        return { op: 'wait', chunk, ...rank, ...this.guardClause(), loc };
+      }
       default:
         return { op: 'arrive', chunk: this.chunkUse(), ...this.guardClause(), loc };
     }

@@ -175,8 +175,9 @@ function printSimpleOp(op: Exclude<Op, ForOp>): string {
     case 'yield':
       return op.values.length === 0 ? 'yield' : `yield ${refs(op.values)}`;
     case 'wait':
+      return `wait ${valueRef(op.chunk)}${op.rank === undefined ? '' : ` on rank ${op.rank}`}${printGuard(op.guard)}`;
     case 'arrive':
-      return `${op.op} ${valueRef(op.chunk)}${printGuard(op.guard)}`;
+      return `arrive ${valueRef(op.chunk)}${printGuard(op.guard)}`;
   }
 }
 

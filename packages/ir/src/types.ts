@@ -216,6 +216,12 @@ export interface WaitOp extends OpBase {
   readonly op: 'wait';
   readonly chunk: ChunkValue;
   readonly guard?: readonly AffineRange[];
+  /**
+   * The rank that waits, where it is not the chunk's destination: a rank whose copy of the tensor
+   * shares a cache line with the chunk's bytes on their device (`wait %c0 on rank 1`; passes'
+   * cache-lines.ts). Its tiles wait before reading that line, so no stale copy of it is cached.
+   */
+  readonly rank?: number;
 }
 /**
  * On the chunk's source rank, marks that this tile has finished writing its part of `chunk`; for a

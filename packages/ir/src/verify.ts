@@ -545,6 +545,9 @@ function checkSync(ctx: Context, op: WaitOp | ArriveOp): void {
   const site = siteOf(op, op.chunk);
   ctx.use(op.chunk, 'chunk', site);
   ctx.useGuard(op.guard, site);
+  if (op.op === 'wait' && op.rank !== undefined && !isIndexBelow(op.rank, ctx.module.ranks)) {
+    ctx.report('verify/module', site, `wait %${op.chunk.name} on rank ${op.rank}: not a rank in [0, ${ctx.module.ranks})`);
+  }
 }
 
 /** Any yield the loop checker did not take as its body's terminator is out of place. */

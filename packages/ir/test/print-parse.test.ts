@@ -487,6 +487,16 @@ describe('guards on wait and arrive', () => {
     expect(print(m)).toBe(text);
   });
 
+  it('a wait on a neighbouring rank (a cache line its copy shares with the chunk: passes\' cache-lines.ts) prints and parses back', () => {
+    const neighbour = text.replace("    arrive %c0 when %pm in [2, 4)\n", "    wait %c0 on rank 0 when %pm in [3, 4)\n    arrive %c0 when %pm in [2, 4)\n");
+    const m = parse(neighbour);
+    const wait = m.kernel.body[2];
+    if (wait?.op !== 'wait') throw new Error('expected a wait');
+    expect(wait.rank).toBe(0);
+    expect(print(m)).toBe(neighbour);
+    expect(verify(parse(neighbour.replace('on rank 0', 'on rank 2'))).map((d) => d.message)).toEqual(['wait %c0 on rank 2: not a rank in [0, 2)']);
+  });
+
   it('points at a malformed range', () => {
     expect(() => parse(text.replace('[0, 2)', '[0, 2]'))).toThrow(/7:33: expected '\)' to close a half-open range/);
   });

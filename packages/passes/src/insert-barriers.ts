@@ -26,7 +26,8 @@ function placeWait(use: ChunkUse): Insertion {
     if (uses(loop.iv.id)) depth = i;
   });
   const guard = use.guard.length > 0 ? { guard: use.guard } : {};
-  return { block: path.slice(0, depth + 1), before: path[depth + 1]!, op: { op: 'wait', chunk: use.chunk.value, ...guard } };
+  const rank = use.rank === undefined ? {} : { rank: use.rank };
+  return { block: path.slice(0, depth + 1), before: path[depth + 1]!, op: { op: 'wait', chunk: use.chunk.value, ...rank, ...guard } };
 }
 
 /** `b`'s conditions imply `a`'s: every condition of `a` is met by a narrower one of `b` on the same expression. */
@@ -43,16 +44,17 @@ function dominates(w1: Insertion, w2: Insertion): boolean {
 }
 
 function withoutDominated(waits: Insertion[]): Insertion[] {
-  // Only waits for the same chunk can dominate each other: compare within those, not all pairs.
-  const sameChunk = new Map<number, { wait: Insertion; index: number }[]>();
+  // Only waits for the same chunk on the same rank can dominate each other: compare within those, not all pairs.
+  const key = (w: Insertion) => `${w.op.chunk.id}/${(w.op as WaitOp).rank ?? ''}`;
+  const sameChunk = new Map<string, { wait: Insertion; index: number }[]>();
   waits.forEach((wait, index) => {
-    const group = sameChunk.get(wait.op.chunk.id);
+    const group = sameChunk.get(key(wait));
     if (group) group.push({ wait, index });
-    else sameChunk.set(wait.op.chunk.id, [{ wait, index }]);
+    else sameChunk.set(key(wait), [{ wait, index }]);
   });
   return waits.filter(
     (w2, j) =>
-      !sameChunk.get(w2.op.chunk.id)!.some(
+      !sameChunk.get(key(w2))!.some(
         ({ wait: w1, index: i }) => i !== j && dominates(w1, w2) && implies(w2.op.guard ?? [], w1.op.guard ?? []) &&
           // of two identical waits keep the first
           (i < j || !(dominates(w2, w1) && implies(w1.op.guard ?? [], w2.op.guard ?? []))),

@@ -21,7 +21,7 @@ import {
   type Module,
   type TileOrder,
 } from '@syncopate/ir';
-import { alignChunks, allTiles, arrivalTiles } from './analysis/align.js';
+import { alignChunks, allTiles, arrivalTiles, waiterOf } from './analysis/align.js';
 import { definePass, editModule, type Pass } from './pass.js';
 import { option, type OptionSchema } from './pass-options.js';
 
@@ -94,7 +94,7 @@ function arrivalPlan(module: Module, rankDevice: readonly number[] = []): Arriva
   const steps = [...new Set(chunks.map((c) => c.step))].sort((a, b) => a - b);
   const alignment = alignChunks(module);
   const waits = Array.from({ length: module.ranks }, (): KeyBox[] => []);
-  for (const use of alignment.waits) waits[use.chunk.dst]?.push({ tiles: use.tiles, value: place.get(use.chunk)! });
+  for (const use of alignment.waits) waits[waiterOf(use)]?.push({ tiles: use.tiles, value: place.get(use.chunk)! });
   const sends = Array.from({ length: module.ranks }, (): KeyBox[] => []);
   for (const c of chunks) {
     const tiles = arrivalTiles(alignment, c);

@@ -29,8 +29,17 @@ function gemmTileMeetsA(tile: number[], s: { m: number; k: number; bm: number; b
   return false;
 }
 
+/** The 128-byte lines of `box` of `rank`'s copy of an f32 [m, k] tensor, copies back to back in one buffer. */
+function linesOfBox(rank: number, box: { lo: readonly number[]; hi: readonly number[] }, m: number, k: number): Set<number> {
+  const lines = new Set<number>();
+  for (let r = box.lo[0]!; r < box.hi[0]!; r++) {
+    for (let c = box.lo[1]!; c < box.hi[1]!; c++) lines.add(Math.floor(((rank * m + r) * k + c) * 4 / 128));
+  }
+  return lines;
+}
+
 describe('chunk alignment on AllGather + GEMM', () => {
-  it('each tile waits on exactly the chunks that write into the cache lines it reads (random shapes, ranks, chunks per rank)', () => {
+  it('each tile waits on exactly the chunks that write into the cache lines it reads, of its copy and its neighbours\' (random shapes, ranks, chunks per rank)', () => {
     const shapes = fc.record({
       ranks: fc.integer({ min: 2, max: 4 }),
       cpr: fc.integer({ min: 1, max: 3 }),
@@ -61,8 +70,16 @@ describe('chunk alignment on AllGather + GEMM', () => {
         for (let rank = 0; rank < ranks; rank++) {
           for (const tile of allTiles(module.kernel.grid)) {
             const got = chunksWaitedBy(module, rank, tile).map((c) => c.value.name);
+            // Its own copy's chunks by line hull; a neighbouring rank's whose bytes share a 128-byte
+            // line of the buffer (copies back to back, f32) with the rows the tile reads of its copy.
+            const rows = [tile[0]! * bm, Math.min(tile[0]! * bm + bm, m)] as const;
+            const tileLines = linesOfBox(rank, { lo: [rows[0], 0], hi: [rows[1], k] }, m, k);
             const want = module.chunks
-              .filter((c) => c.dst === rank && gemmTileMeetsA(tile, { m, k, bm, bk }, lineHull(c.region, lineSpill(module.tensors.find((t) => t.name === 'A')!)!)))
+              .filter((c) =>
+                c.dst === rank
+                  ? gemmTileMeetsA(tile, { m, k, bm, bk }, lineHull(c.region, lineSpill(module.tensors.find((t) => t.name === 'A')!)!))
+                  : [...linesOfBox(c.dst, c.region, m, k)].some((l) => tileLines.has(l)),
+              )
               .map((c) => c.value.name);
             expect(got).toEqual(want);
           }

@@ -23,7 +23,8 @@
  * 64 iterations the kernel reads those words once, before the loop, so an iteration with nothing new
  * to wait for tests a bit of a register and reads no memory.
  */
-import { type AffineExpr, type ArriveOp, type ForOp, type Module, type Op, type WaitOp } from '@syncopate/ir';
+import { dtypeBytes, type AffineExpr, type ArriveOp, type ForOp, type Module, type Op, type WaitOp } from '@syncopate/ir';
+import { CACHE_LINE_BYTES } from '@syncopate/passes';
 import { alignedModule } from './alignment.js';
 import { partsStoredBy, siteRows, type ChunkTable, type StoreRows } from './chunk-table.js';
 
@@ -181,9 +182,13 @@ export function appendBarrierRows(words: number[], module: Module, table: ChunkT
     for (const op of point.ops) {
       const c = chunkIndex.get(op.chunk.id)!;
       const { chunk } = table.entries[c]!;
-      for (const rank of op.op === 'wait' || chunk.src === chunk.dst ? [chunk.dst] : [chunk.src, chunk.dst]) {
+      const neighbour = op.op === 'wait' ? op.rank : undefined;
+      // A neighbour's wait (a line its copy shares with the chunk's bytes) only where both copies are in this device's buffer.
+      if (neighbour !== undefined && !localIndex.has(chunk.dst)) continue;
+      for (const rank of neighbour !== undefined ? [neighbour] : op.op === 'wait' || chunk.src === chunk.dst ? [chunk.dst] : [chunk.src, chunk.dst]) {
         const local = localIndex.get(rank);
-        const payloads = local === undefined ? undefined : op.op === 'wait' ? waitPayload(table, c, readRows.get(op.chunk.id), values.pidAxis) : arrivePayload(table, c, rank, values.pidAxis);
+        const read = neighbour !== undefined ? sharedRows(module, chunk.tensor, chunk.dst, neighbour) : readRows.get(op.chunk.id);
+        const payloads = local === undefined ? undefined : op.op === 'wait' ? waitPayload(table, c, read, values.pidAxis) : arrivePayload(table, c, rank, values.pidAxis);
         if (!payloads) continue;
         const row = rows[local!]!;
         forEachGuardedTile(values, grid, op.guard ?? [], rank, (tile, linear, conditions) => {
@@ -341,6 +346,7 @@ type Payloads = (tile: readonly number[]) => number[][];
 function waitRows(module: Module): Map<number, StoreRows | undefined> {
   const uses = new Map<number, { dst: number; sites: Parameters<typeof siteRows>[1][number][]; spill: number }>();
   for (const u of alignedModule(module).alignment.waits) {
+    if (u.rank !== undefined) continue; // a neighbour's wait: `sharedRows`
     // A load that waits by cache line (passes' cache-lines.ts) reads rows up to `spill` past the chunk's.
     const spill = u.reach ? Math.max(u.chunk.region.lo[0]! - u.reach.lo[0]!, u.reach.hi[0]! - u.chunk.region.hi[0]!) : 0;
     const known = uses.get(u.chunk.value.id);
@@ -360,6 +366,26 @@ function waitRows(module: Module): Map<number, StoreRows | undefined> {
     rows.set(id, read && spill > 0 ? { offset: { ...read.offset, constant: read.offset.constant - spill }, extent: read.extent + 2 * spill } : read);
   }
   return rows;
+}
+
+/**
+ * The rows of `dst`'s copy of `tensor` that share a cache line with `rank`'s copy (rank r's copy at
+ * element r·rows·cols of the buffer): what a neighbour's wait (passes' cache-lines.ts) waits for, in
+ * whichever tile reads those lines.
+ */
+function sharedRows(module: Module, tensor: string, dst: number, rank: number): StoreRows {
+  const t = module.tensors.find((x) => x.name === tensor)!;
+  const [R, C] = [t.shape[0]!, t.shape.slice(1).reduce((a, b) => a * b, 1)];
+  const size = dtypeBytes(t.dtype);
+  const copy = R * C * size;
+  // The bytes of dst's copy in lines that hold bytes of rank's: its first lines, or its last.
+  const [from, to] =
+    rank < dst
+      ? [dst * copy, Math.min((dst + 1) * copy, (Math.floor(((rank + 1) * copy - 1) / CACHE_LINE_BYTES) + 1) * CACHE_LINE_BYTES)]
+      : [Math.max(dst * copy, Math.floor(rank * copy / CACHE_LINE_BYTES) * CACHE_LINE_BYTES), (dst + 1) * copy];
+  const a = Math.floor((from - dst * copy) / size / C);
+  const b = Math.ceil((to - dst * copy) / size / C);
+  return { offset: { constant: a, terms: [] }, extent: Math.max(0, b - a) };
 }
 
 /**

@@ -20,7 +20,7 @@
  */
 import type { ChunkDecl, Module } from '@syncopate/ir';
 import { rankSchedule } from '../wgsl/tables.js';
-import { arrivalTiles, useMeetsTile, type ChunkUse } from '@syncopate/passes';
+import { arrivalTiles, useMeetsTile, waiterOf, type ChunkUse } from '@syncopate/passes';
 import { alignedModule } from '../gpu-signal/alignment.js';
 import { forwards } from '../gpu-signal/chunk-table.js';
 
@@ -79,10 +79,11 @@ export function chunkRoutes(module: Module, rankDevice: readonly number[]): Chun
   });
 }
 
-function rankTiles(lowered: Module, rank: number, index: ReadonlyMap<ChunkDecl, number>): RankTiles {
+function rankTiles(lowered: Module, rank: number, index: ReadonlyMap<ChunkDecl, number>, rankDevice: readonly number[]): RankTiles {
   const { module, alignment } = alignedModule(lowered);
   const order = rankSchedule(module.kernel.scheduler.order, module.kernel.grid, rank);
-  const waitUses: ChunkUse[] = alignment.waits.filter((u) => u.chunk.dst === rank);
+  // A neighbour's chunk that shares a cache line with this rank's copy matters only on one device (one buffer).
+  const waitUses: ChunkUse[] = alignment.waits.filter((u) => waiterOf(u) === rank && (u.rank === undefined || isLocalRank(rankDevice, rank, u.chunk.dst)));
   const arrivalBoxes = module.chunks.flatMap((c) => {
     const box = c.src === rank || (c.kind === 'reduce-add' && c.dst === rank) ? arrivalTiles(alignment, c) : undefined;
     return box ? [{ chunk: index.get(c)!, box }] : [];
@@ -114,7 +115,7 @@ export function planPhases(module: Module, rankDevice: readonly number[], option
   const chunks = module.chunks;
   const route = chunkRoutes(module, rankDevice);
   const index = new Map(chunks.map((c, i) => [c, i]));
-  const tiles = Array.from({ length: module.ranks }, (_, r) => rankTiles(module, r, index));
+  const tiles = Array.from({ length: module.ranks }, (_, r) => rankTiles(module, r, index, rankDevice));
   const remote = (c: number) => route[c] === 'peer-copy';
   const feeders = chunks.map((c) => chunks.flatMap((d, j) => (forwards(c, d) ? [j] : [])));
   const forwarded = chunks.map((_, i) => feeders.some((f) => f.includes(i)));

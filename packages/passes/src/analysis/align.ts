@@ -3,13 +3,14 @@
  * chunks delivered into r that meet what it reads; a store on rank r contributes to the chunks sent
  * from r that meet what it writes. A tile that straddles chunk boundaries simply meets several chunks.
  * A load of a gathered input meets the chunks that write into the cache lines it reads, not only
- * those that write the elements it reads (cache-lines.ts: L1 is not coherent).
+ * those that write the elements it reads (cache-lines.ts: L1 is not coherent), and, on a neighbouring
+ * rank whose copy shares a line with a chunk's bytes, that rank's loads of those lines wait too.
  */
 import type { AffineRange, Box, ChunkDecl, Module } from '@syncopate/ir';
 import { boundingBox, intersect, volume } from '@syncopate/ir';
 import { accessSites, siteForRank, type AccessSite } from './access-sites.js';
 import { touch, touchesByEnumeration, type Touch } from './touch.js';
-import { lineHull, lineWaitTensors } from './cache-lines.js';
+import { lineHull, lineWaitTensors, neighbourLines } from './cache-lines.js';
 
 /** One access site meeting one chunk. */
 export interface ChunkUse {
@@ -20,12 +21,23 @@ export interface ChunkUse {
   /** Tiles for which some execution meets it. */
   readonly tiles: Box;
   readonly exact: boolean;
-  /** The region the use meets, where it is wider than the chunk's (a load's cache lines: cache-lines.ts). */
+  /**
+   * The region the use meets, where it is wider than the chunk's (a load's cache lines: cache-lines.ts);
+   * with `rank`, the region of that rank's copy whose lines hold the chunk's bytes.
+   */
   readonly reach?: Box;
+  /**
+   * The rank whose load waits, where it is not the chunk's destination: a neighbour whose copy shares
+   * a cache line with the chunk's bytes on their device (cache-lines.ts `neighbourLines`).
+   */
+  readonly rank?: number;
 }
 
+/** The rank on which a wait use waits: its `rank`, else the chunk's destination. */
+export const waiterOf = (use: ChunkUse): number => use.rank ?? use.chunk.dst;
+
 export interface Alignment {
-  /** Loads × chunks: on rank `chunk.dst`, the load must wait for the chunk. */
+  /** Loads × chunks: on rank `waiterOf(use)` (`chunk.dst` unless a neighbour's), the load must wait for the chunk. */
   readonly waits: readonly ChunkUse[];
   /**
    * Stores × chunks: on rank `chunk.src` the store contributes to the chunk (an arrive follows it);
@@ -69,6 +81,15 @@ export function alignChunks(module: Module): Alignment {
       if (t === undefined && !touches.has(key)) touches.set(key, (t = touch(module, mine, reach ?? chunk.region)));
       if (!t) continue;
       (site.kind === 'load' ? waits : stores).push({ site, chunk, ...t, ...(reach && { reach }) });
+    }
+    if (!spill) continue;
+    // Ranks whose copies share a line with a chunk's bytes wait for it before reading that line.
+    for (const chunk of module.chunks) {
+      if (chunk.tensor !== site.tensor.name) continue;
+      for (const { rank, region } of neighbourLines(site.tensor, module.ranks, chunk)) {
+        const t = touch(module, siteForRank(module, site, rank), region);
+        if (t) waits.push({ site, chunk, ...t, reach: region, rank });
+      }
     }
   }
   const arrivals = arrivalBoxes(module.chunks, stores);
@@ -118,12 +139,13 @@ export function arrivalTiles(alignment: Alignment, chunk: ChunkDecl): Box | unde
 export function useMeetsTile(module: Module, use: ChunkUse, tile: readonly number[]): boolean {
   const inBox = tile.every((x, i) => x >= use.tiles.lo[i]! && x < use.tiles.hi[i]!);
   if (!inBox) return false;
-  return use.exact || touchesByEnumeration(module, use.site, use.reach ?? use.chunk.region, tile);
+  const site = use.rank === undefined ? use.site : siteForRank(module, use.site, use.rank);
+  return use.exact || touchesByEnumeration(module, site, use.reach ?? use.chunk.region, tile);
 }
 
-/** The chunks `tile` of `rank` waits for, in the order of the plan. */
+/** The chunks `tile` of `rank` waits for (its own and its neighbours' that share its lines), in the order of the plan. */
 export function chunksWaitedBy(module: Module, rank: number, tile: readonly number[]): ChunkDecl[] {
-  const uses = alignChunks(module).waits.filter((u) => u.chunk.dst === rank && useMeetsTile(module, u, tile));
+  const uses = alignChunks(module).waits.filter((u) => waiterOf(u) === rank && useMeetsTile(module, u, tile));
   return module.chunks.filter((c) => uses.some((u) => u.chunk === c));
 }
 
