@@ -35,18 +35,26 @@ function implies(b: readonly AffineRange[], a: readonly AffineRange[]): boolean 
   return a.every((x) => b.some((y) => affineEquals(x.expr, y.expr) && y.lo >= x.lo && y.hi <= x.hi));
 }
 
-/** `w1` runs before `w2` whenever `w2` runs: its block encloses `w2`'s and it comes first there. */
+/** `w1` runs before `w2` whenever `w2` runs (on the same rank): its block encloses `w2`'s and it comes first there. */
 function dominates(w1: Insertion, w2: Insertion): boolean {
+  if ((w1.op as WaitOp).rank !== (w2.op as WaitOp).rank) return false;
   const depth = w1.block.length;
   if (w2.block.length < depth || w1.block.some((x, i) => w2.block[i] !== x)) return false;
   const w2Position = depth === w2.block.length ? w2.before : w2.block[depth]!;
   return w1.before <= w2Position;
 }
 
+/** Ranks a neighbour's wait key tells apart (past it two ranks' waits share a group; `dominates` still tells them apart). */
+const MAX_KEY_RANKS = 1 << 20;
+
 function withoutDominated(waits: Insertion[]): Insertion[] {
   // Only waits for the same chunk on the same rank can dominate each other: compare within those, not all pairs.
-  const key = (w: Insertion) => `${w.op.chunk.id}/${(w.op as WaitOp).rank ?? ''}`;
-  const sameChunk = new Map<string, { wait: Insertion; index: number }[]>();
+  // (A number key: tens of thousands of waits at 256 ranks; a neighbour's wait, rare, keyed below zero.)
+  const key = (w: Insertion) => {
+    const rank = (w.op as WaitOp).rank;
+    return rank === undefined ? w.op.chunk.id : -1 - (w.op.chunk.id * MAX_KEY_RANKS + rank);
+  };
+  const sameChunk = new Map<number, { wait: Insertion; index: number }[]>();
   waits.forEach((wait, index) => {
     const group = sameChunk.get(key(wait));
     if (group) group.push({ wait, index });
