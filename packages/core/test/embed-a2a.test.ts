@@ -99,12 +99,26 @@ describe('gather in the analyses: it reads every row of its columns', () => {
     }
   });
 
-  it('waits only for chunks that meet its columns', () => {
-    // Column halves: the tile of columns 0..16 needs only the left halves.
-    const chunks = [0, 1].flatMap((src) => [0, 16].map((c) => ({ tensor: 'E', region: { lo: [src * 4, c], hi: [src * 4 + 4, c + 16] }, src, dst: 1 - src, step: 0 })));
-    const module = compileOrThrow(kernel, { ranks: 2, chunks }).module;
+  it('waits only for chunks that meet the cache lines of its columns', () => {
+    // Column halves of 128 bytes, each a cache line of its own: the tile of columns 0..32 needs only
+    // the left halves. (Halves of the 32-column E above share their rows' lines: a tile waits for both,
+    // passes' cache-lines.ts.)
+    const wide = buildModule('gather_wide', { ranks: 2 }, (mb) => {
+      const E = mb.tensor('E', [8, 64], 'f32', sharded(0));
+      const I = mb.tensor('I', [4, 1], 'f32');
+      const G = mb.tensor('G', [4, 64], 'f32');
+      mb.kernel('k', [1, 2], (kb) => {
+        const pn = kb.programId(1, 'pn');
+        const idx = kb.load(I, [0, 0], [4, 1], 'idx');
+        kb.store(G, [0, mul(pn, 32)], kb.gather(E, idx, mul(pn, 32), 32, 'rows'));
+      });
+    });
+    const chunks = [0, 1].flatMap((src) => [0, 32].map((c) => ({ tensor: 'E', region: { lo: [src * 4, c], hi: [src * 4 + 4, c + 32] }, src, dst: 1 - src, step: 0 })));
+    const module = compileOrThrow(wide, { ranks: 2, chunks }).module;
     expect(chunksWaitedBy(module, 1, [0, 0]).map((c) => c.region.lo)).toEqual([[0, 0]]);
-    expect(chunksWaitedBy(module, 1, [0, 1]).map((c) => c.region.lo)).toEqual([[0, 16]]);
+    expect(chunksWaitedBy(module, 1, [0, 1]).map((c) => c.region.lo)).toEqual([[0, 32]]);
+    const narrow = [0, 1].flatMap((src) => [0, 16].map((c) => ({ tensor: 'E', region: { lo: [src * 4, c], hi: [src * 4 + 4, c + 16] }, src, dst: 1 - src, step: 0 })));
+    expect(chunksWaitedBy(compileOrThrow(kernel, { ranks: 2, chunks: narrow }).module, 1, [0, 0]).map((c) => c.region.lo)).toEqual([[0, 0], [0, 16]]);
   });
 
   it('is reported, as a gather, when some row of its columns never arrives', () => {
