@@ -2,7 +2,7 @@
  * The GPU fuzz bundle (benchmarks/src/fuzz.ts) kept working: a few small drawn cases on the software
  * adapter (one and two devices) verified against the CPU reference, a refusal and a timeout counted as
  * such, cases reproducible from (seed, index), and the summary table. The long runs are the bundle's,
- * on the GPU machines (benchmarks/results/fuzz-2026-11-28/).
+ * on the GPU machines (benchmarks/results/suite-2026-11-28/).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDevices } from '@syncopate/runtime';

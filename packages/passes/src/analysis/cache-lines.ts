@@ -4,7 +4,7 @@
  * yet written keeps the stale part in L1: a later load of those elements on that SM, after its wait
  * for the chunk, hits the stale line. On the H100 ring attention went wrong this way in every fuzz
  * case whose shards did not end on a 32-byte sector (47 of 47 wrong ring-attn cases of
- * benchmarks/results/fuzz-2026-11-28, none of the 87 with aligned shards): a tile reading key row 23
+ * benchmarks/results/fuzz-2026-11-28 at commit 99bd4e5, in git history; none of the 87 with aligned shards): a tile reading key row 23
  * of a 24x1 K pulled rows 16–23 into L1 before the chunk holding rows 16 and 17 had landed.
  *
  * So a load waits for every chunk that writes into a cache line it reads: the chunk's region is
