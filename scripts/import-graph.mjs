@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The layout of @syncopate/core drawn from its imports: for each folder of packages/core/src (api,
 // workloads, layers, tools, tools/cli), the folders and packages it imports and how many import lines
-// each. docs/contributing.md shows its output; packages/core/test/layering.test.ts checks the direction.
+// each. docs/contributing.md shows its output; packages/core/test/layering.test.ts checks the direction
+// and that the docs show what this prints.
 //
 //   node scripts/import-graph.mjs
 import { readdirSync, readFileSync } from 'node:fs';

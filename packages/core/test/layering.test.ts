@@ -3,6 +3,7 @@
  * workload library (workloads/, layers/) builds on api/ only; tools/ may use both. Only index.ts
  * (the package's entry) sees every layer.
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,5 +58,12 @@ describe('@syncopate/core layering', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('is drawn in docs/contributing.md as scripts/import-graph.mjs draws it', () => {
+    const drawn = execFileSync(process.execPath, [resolve(src, '../../../scripts/import-graph.mjs')], { encoding: 'utf8' }).trimEnd();
+    const doc = readFileSync(resolve(src, '../../../docs/contributing.md'), 'utf8');
+    const shown = /how many import lines\):\n\n```\n([\s\S]*?)\n```/.exec(doc)?.[1];
+    expect(shown).toBe(drawn);
   });
 });
