@@ -68,6 +68,8 @@ export interface ChunkEntry {
   readonly storeCols?: StoreRows;
 }
 
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
 export interface ChunkPart {
   readonly index: number;
   readonly chunk: number;
@@ -172,13 +174,27 @@ function partCut(chunk: ChunkDecl, partElements: number, tile?: { rows: StoreRow
  * tensors keep them. A one-shot all-reduce rewrites regions but never reads them again.
  */
 function rereadTensors(chunks: readonly ChunkDecl[]): Set<string> {
-  // The chunks that read each (tensor, rank), indexed: looked up per chunk, not a pass over all chunks each.
-  const pairs = chunks.flatMap((a) => (a.kind === 'reduce-add' && a.dst !== a.src ? [[a, a.src], [a, a.dst]] as const : [[a, a.src]] as const));
-  const readers = new Map([...groupBy(pairs, ([a, rank]) => `${a.tensor}/${rank}`)].map(([k, list]) => [k, readersOf(list.map(([a]) => a))]));
+  // The chunks that read each (tensor, rank), indexed: looked up per chunk, not a pass over all chunks
+  // each. Tensor → rank → those chunks in plan order (no string or pair per chunk).
+  const lists = new Map<string, Map<number, ChunkDecl[]>>();
+  const add = (a: ChunkDecl, rank: number) => {
+    let byRank = lists.get(a.tensor);
+    if (!byRank) lists.set(a.tensor, (byRank = new Map()));
+    const list = byRank.get(rank);
+    if (list) list.push(a);
+    else byRank.set(rank, [a]);
+  };
+  for (const a of chunks) {
+    add(a, a.src);
+    if (a.kind === 'reduce-add' && a.dst !== a.src) add(a, a.dst);
+  }
+  const readers = new Map<readonly ChunkDecl[], ReturnType<typeof readersOf>>();
   const tensors = new Set<string>();
   for (const b of chunks) {
     if (tensors.has(b.tensor)) continue;
-    const reading = readers.get(`${b.tensor}/${b.dst}`);
+    const list = lists.get(b.tensor)?.get(b.dst);
+    let reading = list && readers.get(list);
+    if (list && !reading) readers.set(list, (reading = readersOf(list)));
     // Only a chunk read both before and after it can be reread: most are not, and need no search.
     if (!reading || reading.firstStep >= b.step || reading.lastStep <= b.step) continue;
     const read = reading.index().meeting(b.region);
@@ -284,16 +300,24 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
       locks += count;
     }
     const cols = colParts > 1 ? storeCols[index] : undefined;
-    entries.push({ index, chunk, firstPart: partList.length, parts: count, partRows, rowOrigin, partCols, colParts, ...(storeRows[index] ? { storeRows: storeRows[index] } : {}), ...(cols ? { storeCols: cols } : {}) });
+    const rows = storeRows[index];
+    // Thousands of chunks at 64 ranks: no spread of a temporary object or array per entry or part.
+    const entry: Writable<ChunkEntry> = { index, chunk, firstPart: partList.length, parts: count, partRows, rowOrigin, partCols, colParts };
+    if (rows) entry.storeRows = rows;
+    if (cols) entry.storeCols = cols;
+    entries.push(entry);
+    const locked = g >= 0 && !merged[index];
     for (let p = 0; p < count; p++) {
-      const [r, q] = [Math.floor(p / colParts), p % colParts];
-      const lower = [Math.max(lo, rowOrigin + r * partRows), ...chunk.region.lo.slice(1)];
-      const upper = [Math.min(rowOrigin + (r + 1) * partRows, hi), ...chunk.region.hi.slice(1)];
+      const r = Math.floor(p / colParts);
+      const q = p % colParts;
+      const lower = chunk.region.lo.slice();
+      const upper = chunk.region.hi.slice();
+      lower[0] = Math.max(lo, rowOrigin + r * partRows);
+      upper[0] = Math.min(rowOrigin + (r + 1) * partRows, hi);
       if (colParts > 1) {
         lower[1] = c0 + q * partCols;
         upper[1] = Math.min(c0 + (q + 1) * partCols, c1);
       }
-      const locked = g >= 0 && !merged[index];
       partList.push({ index: partList.length, chunk: index, region: { lo: lower, hi: upper }, need: 0, arrivals: 0, feeders: 0, dependents: [], lock: locked ? lockBase.get(g)! + p : -1, lead: partList.length, members: [] });
     }
   });

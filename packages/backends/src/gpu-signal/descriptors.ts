@@ -45,8 +45,7 @@ export interface ChunkDescriptors {
  */
 export function chunkDescriptors(table: ChunkTable, need: readonly number[], tensorIndex: (name: string) => number): ChunkDescriptors {
   const dependentsAt = table.parts.length * DESCRIPTOR_WORDS;
-  const listWords = table.parts.reduce((n, p) => n + p.dependents.length + p.members.length, 0);
-  const words = new Array<number>(dependentsAt + listWords);
+  const words: number[] = [];
   writeChunkDescriptors(words, 0, table, need, tensorIndex);
   return { words, dependentsAt };
 }
@@ -59,7 +58,11 @@ export function chunkDescriptors(table: ChunkTable, need: readonly number[], ten
 export function writeChunkDescriptors(words: number[], at: number, table: ChunkTable, need: readonly number[], tensorIndex: (name: string) => number): number {
   const leadNeed = (members: readonly number[]) => (members.some((m) => need[m] === NEVER) ? NEVER : members.reduce((n, m) => n + need[m]!, 0));
   const dependentsAt = table.parts.length * DESCRIPTOR_WORDS;
-  // Written in place (thousands of parts at 64 ranks): no array per part.
+  // Written in place (thousands of parts at 64 ranks): no array per part. The words are pushed as
+  // zeros first: writing past the end of `words` would leave holes, and V8 then keeps the whole
+  // tables buffer as a dictionary, every later push and read a hash lookup.
+  const listWords = table.parts.reduce((n, p) => n + p.dependents.length + p.members.length, 0);
+  while (words.length < at + dependentsAt + listWords) words.push(0);
   const tensors = new Map<string, number>();
   let list = dependentsAt;
   for (const part of table.parts) {

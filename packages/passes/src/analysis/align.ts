@@ -64,24 +64,35 @@ export function alignChunks(module: Module): Alignment {
   const waits: ChunkUse[] = [];
   const stores: ChunkUse[] = [];
   const lines = lineWaitTensors(module, new Set(sites.filter((s) => s.kind === 'store').map((s) => s.tensor.name)));
+  // Each chunk's region as a key, made once for every site (thousands of chunks at 64 ranks).
+  const regionKeys: string[] = [];
+  for (const chunk of module.chunks) regionKeys.push(`${chunk.region.lo.join()}|${chunk.region.hi.join()}`);
   for (const site of sites) {
     const spill = site.kind === 'load' ? lines.get(site.tensor.name) : undefined;
     // An all-gather sends each shard to every other rank: where the site does not depend on the
     // rank, the chunks of one region touch it alike, so each region is worked out once.
     const touches = new Map<string, Touch | undefined>();
-    for (const chunk of module.chunks) {
-      if (chunk.tensor !== site.tensor.name) continue;
+    // Per rank, the site as that rank runs it and its part of the key (ranks number a few hundred).
+    const mineOf: AccessSite[] = [];
+    const prefixOf: string[] = [];
+    module.chunks.forEach((chunk, i) => {
+      if (chunk.tensor !== site.tensor.name) return;
       // A load waits on the chunk's destination rank, a store completes it on its source rank. (A
       // reduce-add's landing stores, on its destination, are taken to be the same tiles: true for
       // kernels whose stores do not depend on the rank.)
-      const mine = siteForRank(module, site, site.kind === 'load' ? chunk.dst : chunk.src);
-      const key = `${mine === site ? '' : mine.offsets.map((e) => e.constant).join()}|${chunk.region.lo.join()}|${chunk.region.hi.join()}`;
+      const rank = site.kind === 'load' ? chunk.dst : chunk.src;
+      let mine = mineOf[rank];
+      if (mine === undefined) {
+        mine = mineOf[rank] = siteForRank(module, site, rank);
+        prefixOf[rank] = `${mine === site ? '' : mine.offsets.map((e) => e.constant).join()}|`;
+      }
+      const key = prefixOf[rank]! + regionKeys[i]!;
       const reach = spill ? lineHull(chunk.region, spill) : undefined;
       let t = touches.get(key);
       if (t === undefined && !touches.has(key)) touches.set(key, (t = touch(module, mine, reach ?? chunk.region)));
-      if (!t) continue;
-      (site.kind === 'load' ? waits : stores).push({ site, chunk, ...t, ...(reach && { reach }) });
-    }
+      if (!t) return;
+      (site.kind === 'load' ? waits : stores).push(reach ? { site, chunk, ...t, reach } : { site, chunk, ...t });
+    });
     if (!spill) continue;
     // Ranks whose copies share a line with a chunk's bytes wait for it before reading that line.
     for (const chunk of module.chunks) {
