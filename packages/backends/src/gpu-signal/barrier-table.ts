@@ -155,10 +155,12 @@ export interface BarrierLayout {
 }
 
 /**
- * The rows of every point, appended to `words` (the tables buffer so far); returns each point's
- * base and where its iteration bits start (indices into the tables buffer).
+ * The rows of every point, appended to `words`, whose word i lies at `offset` + i of the tables
+ * buffer (the words before it are written apart: the chunk descriptors, straight into a typed
+ * array); returns each point's base and where its iteration bits start (indices into the tables
+ * buffer).
  */
-export function appendBarrierRows(words: number[], module: Module, table: ChunkTable, points: readonly BarrierPoint[], layout: BarrierLayout): { bases: number[]; bits: number[] } {
+export function appendBarrierRows(words: number[], module: Module, table: ChunkTable, points: readonly BarrierPoint[], layout: BarrierLayout, offset = 0): { bases: number[]; bits: number[] } {
   if (points.length === 0) return { bases: [], bits: [] };
   const values = tileValues(module);
   const grid = module.kernel.grid;
@@ -171,12 +173,12 @@ export function appendBarrierRows(words: number[], module: Module, table: ChunkT
   for (const point of points) {
     const slots = new Map(point.slots.map((s, i) => [slotKey(s), i]));
     const iterations = point.loop?.iterations ?? 1;
-    const base = words.length;
+    const base = offset + words.length;
     bases.push(base);
     const masks = base + 2 * layout.ranks.length * tiles * iterations;
     bits.push(masks);
     for (let i = 0; i < layout.ranks.length * tiles * (2 * iterations + maskWords(point)); i++) words.push(0);
-    const place = placer(words);
+    const place = placer(words, offset);
     // Entries per local rank and tile (row-major index) and iteration, in the order of the point's ops.
     const rows: number[][][] = layout.ranks.map(() => Array.from({ length: tiles * iterations }, () => []));
     for (const op of point.ops) {
@@ -221,8 +223,8 @@ export function appendBarrierRows(words: number[], module: Module, table: ChunkT
         const linear = linearIndex(grid, tile);
         if (!point.loop) {
           const entries = rows[local]![linear]!;
-          words[at] = place(entries);
-          words[at + 1] = entries.length / point.entryWords;
+          words[at - offset] = place(entries);
+          words[at - offset + 1] = entries.length / point.entryWords;
           return;
         }
         // A pair per iteration, then (after every tile's pairs) a bit per iteration that has entries.
@@ -232,15 +234,15 @@ export function appendBarrierRows(words: number[], module: Module, table: ChunkT
           const entries = rows[local]![linear * iterations + i]!;
           const pair = base + 2 * ((local * tiles + position) * iterations + i);
           const first = place(entries);
-          words[pair] = first;
-          words[pair + 1] = entries.length / point.entryWords;
+          words[pair - offset] = first;
+          words[pair - offset + 1] = entries.length / point.entryWords;
           // An iteration whose entries are the ones the iteration before waited for has nothing left
           // to wait for (parts stay published), where the point runs once an iteration.
           const repeated = point.loop!.direct && first === previous;
           if (entries.length > 0 && !repeated) mask |= 1 << (i % 32);
           previous = entries.length > 0 ? first : -1;
           if (i % 32 === 31 || i === iterations - 1) {
-            words[masks + (local * tiles + position) * maskWords(point) + Math.floor(i / 32)] = mask >>> 0;
+            words[masks - offset + (local * tiles + position) * maskWords(point) + Math.floor(i / 32)] = mask >>> 0;
             mask = 0;
           }
         }
@@ -263,16 +265,16 @@ function pushEntries(list: number[], entries: readonly (readonly number[])[], co
  * found by a hash of their words and compared word by word: a key joined from the words cost a
  * string per row (a thousand rows of dozens of words at 64 ranks).
  */
-function placer(words: number[]): (list: readonly number[]) => number {
+function placer(words: number[], offset: number): (list: readonly number[]) => number {
   const placed = new Map<number, { first: number; length: number }[]>();
   return (list) => {
     let hash = list.length;
     for (const x of list) hash = (Math.imul(hash, 31) + x) | 0;
     const same = placed.get(hash);
     for (const known of same ?? []) {
-      if (known.length === list.length && list.every((x, i) => words[known.first + i] === x)) return known.first;
+      if (known.length === list.length && list.every((x, i) => words[known.first - offset + i] === x)) return known.first;
     }
-    const first = words.length;
+    const first = offset + words.length;
     for (const x of list) words.push(x);
     if (same) same.push({ first, length: list.length });
     else placed.set(hash, [{ first, length: list.length }]);

@@ -70,6 +70,13 @@ export interface ChunkEntry {
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
+/** A copy of a (frozen) IR array: an index loop, since `slice` and spreads of frozen arrays take V8's slow path. */
+function copyOf(xs: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < xs.length; i++) out.push(xs[i]!);
+  return out;
+}
+
 export interface ChunkPart {
   readonly index: number;
   readonly chunk: number;
@@ -248,7 +255,8 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
   const { alignment } = alignedModule(module);
   const chunks = module.chunks;
   const group = reduceGroups(chunks);
-  const pidAxis = new Map(module.kernel.body.flatMap((op) => (op.op === 'program_id' ? [[op.result.id, op.axis] as const] : [])));
+  const pidAxis = new Map<number, number>();
+  for (const op of module.kernel.body) if (op.op === 'program_id') pidAxis.set(op.result.id, op.axis);
 
   // How each chunk is cut. Reduce-adds of a group must cut identical regions the same way, so that part
   // p of each covers the same elements (one lock, or one merged sum, per part index); otherwise they stay whole.
@@ -267,7 +275,9 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
     const cols = storeCols[i];
     return partCut(c, partElements ?? partElementsOf(module, c.tensor), cols ? { rows: storeRows[i]!, cols: cols.extent } : undefined);
   });
-  const groups = groupBy(chunks.flatMap((_, j) => (group[j]! >= 0 ? [j] : [])), (j) => group[j]!);
+  const grouped: number[] = [];
+  for (let j = 0; j < chunks.length; j++) if (group[j]! >= 0) grouped.push(j);
+  const groups = groupBy(grouped, (j) => group[j]!);
   const membersOf = (g: number) => groups.get(g) ?? [];
   const merged = chunks.map(() => false);
   // Once per group (both tests compare every member with the first: they are equalities).
@@ -310,8 +320,8 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
     for (let p = 0; p < count; p++) {
       const r = Math.floor(p / colParts);
       const q = p % colParts;
-      const lower = chunk.region.lo.slice();
-      const upper = chunk.region.hi.slice();
+      const lower = copyOf(chunk.region.lo);
+      const upper = copyOf(chunk.region.hi);
       lower[0] = Math.max(lo, rowOrigin + r * partRows);
       upper[0] = Math.min(rowOrigin + (r + 1) * partRows, hi);
       if (colParts > 1) {
@@ -351,7 +361,8 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
   // Forwarding: a part of c waits for every part of a feeder chunk whose region it overlaps.
   // `d` feeds `c` only if it lands on c's source and meets its region: look those up rather than pass
   // over every pair. (Which feeder comes first does not matter: each counts on its own parts.)
-  const entryOf = new Map(entries.map((e) => [e.chunk, e]));
+  const entryOf = new Map<ChunkDecl, ChunkEntry>();
+  for (const e of entries) entryOf.set(e.chunk, e);
   for (const c of entries) {
     const landed = landingIn(chunks, c.chunk.tensor, c.chunk.src);
     for (const k of landingMeeting(chunks, c.chunk.tensor, c.chunk.src, c.chunk.region)) {

@@ -45,24 +45,25 @@ export interface ChunkDescriptors {
  */
 export function chunkDescriptors(table: ChunkTable, need: readonly number[], tensorIndex: (name: string) => number): ChunkDescriptors {
   const dependentsAt = table.parts.length * DESCRIPTOR_WORDS;
-  const words: number[] = [];
+  const words = new Array<number>(descriptorWords(table));
   writeChunkDescriptors(words, 0, table, need, tensorIndex);
   return { words, dependentsAt };
 }
 
+/** Words of the descriptors and the lists after them. */
+export function descriptorWords(table: ChunkTable): number {
+  return table.parts.reduce((n, p) => n + DESCRIPTOR_WORDS + p.dependents.length + p.members.length, 0);
+}
+
 /**
- * The descriptors written into `words` from `at` on (offsets within them count from `at`), so that
- * the tables buffer need not copy them over word by word (a hundred thousand words at 64 ranks).
- * Returns the index after the last word.
+ * The descriptors written into `words` from `at` on (offsets within them count from `at`): at 64
+ * ranks a hundred thousand words, written by the tables buffer straight into its typed array
+ * (`descriptorWords` long from `at`). Returns the index after the last word.
  */
-export function writeChunkDescriptors(words: number[], at: number, table: ChunkTable, need: readonly number[], tensorIndex: (name: string) => number): number {
+export function writeChunkDescriptors(words: { [i: number]: number }, at: number, table: ChunkTable, need: readonly number[], tensorIndex: (name: string) => number): number {
   const leadNeed = (members: readonly number[]) => (members.some((m) => need[m] === NEVER) ? NEVER : members.reduce((n, m) => n + need[m]!, 0));
   const dependentsAt = table.parts.length * DESCRIPTOR_WORDS;
-  // Written in place (thousands of parts at 64 ranks): no array per part. The words are pushed as
-  // zeros first: writing past the end of `words` would leave holes, and V8 then keeps the whole
-  // tables buffer as a dictionary, every later push and read a hash lookup.
-  const listWords = table.parts.reduce((n, p) => n + p.dependents.length + p.members.length, 0);
-  while (words.length < at + dependentsAt + listWords) words.push(0);
+  // Written in place (thousands of parts at 64 ranks): no array per part.
   const tensors = new Map<string, number>();
   let list = dependentsAt;
   for (const part of table.parts) {

@@ -13,7 +13,7 @@
 import { scheduleTable, type Module, type TileOrder } from '@syncopate/ir';
 import { appendBarrierRows, type BarrierPoint } from '../gpu-signal/barrier-table.js';
 import type { ChunkTable } from '../gpu-signal/chunk-table.js';
-import { writeChunkDescriptors } from '../gpu-signal/descriptors.js';
+import { descriptorWords, writeChunkDescriptors } from '../gpu-signal/descriptors.js';
 import type { DeviceView } from '../placement/device-view.js';
 
 const MAX_DISPATCH = 65535;
@@ -79,8 +79,15 @@ export function kernelTables(module: Module, table: ChunkTable, view: DeviceView
     tokensAt += phase.tokens.length;
   }
   for (const phase of view.phases) append(words, phase.tokens);
+  // The descriptors (a hundred thousand words at 64 ranks) go straight into the typed array; the
+  // barrier rows after them are gathered apart, as they are found.
   const chunksAt = words.length;
-  writeChunkDescriptors(words, chunksAt, table, view.need, tensorIndex);
-  const { bases: pointsAt, bits: pointBitsAt } = appendBarrierRows(words, module, table, points, { ranks: view.ranks, orders });
-  return { data: Uint32Array.from(words), localRanksAt, phasesAt, phaseWords, chunksAt, pointsAt, pointBitsAt, dispatches };
+  const rowsAt = chunksAt + descriptorWords(table);
+  const rows: number[] = [];
+  const { bases: pointsAt, bits: pointBitsAt } = appendBarrierRows(rows, module, table, points, { ranks: view.ranks, orders }, rowsAt);
+  const data = new Uint32Array(rowsAt + rows.length);
+  data.set(words);
+  writeChunkDescriptors(data, chunksAt, table, view.need, tensorIndex);
+  data.set(rows, rowsAt);
+  return { data, localRanksAt, phasesAt, phaseWords, chunksAt, pointsAt, pointBitsAt, dispatches };
 }

@@ -64,19 +64,17 @@ export function alignChunks(module: Module): Alignment {
   const waits: ChunkUse[] = [];
   const stores: ChunkUse[] = [];
   const lines = lineWaitTensors(module, new Set(sites.filter((s) => s.kind === 'store').map((s) => s.tensor.name)));
-  // Each chunk's region as a key, made once for every site (thousands of chunks at 64 ranks).
-  const regionKeys: string[] = [];
-  for (const chunk of module.chunks) regionKeys.push(`${chunk.region.lo.join()}|${chunk.region.hi.join()}`);
   for (const site of sites) {
     const spill = site.kind === 'load' ? lines.get(site.tensor.name) : undefined;
     // An all-gather sends each shard to every other rank: where the site does not depend on the
-    // rank, the chunks of one region touch it alike, so each region is worked out once.
-    const touches = new Map<string, Touch | undefined>();
-    // Per rank, the site as that rank runs it and its part of the key (ranks number a few hundred).
+    // rank, the chunks of one region touch it alike, so each region is worked out once: by the
+    // site's offsets as the rank runs it, then the region's numbers (a trie, no string per chunk).
+    const touches = new Map<string, TouchMemo>();
+    // Per rank, the site as that rank runs it and its memo (ranks number a few hundred).
     const mineOf: AccessSite[] = [];
-    const prefixOf: string[] = [];
-    module.chunks.forEach((chunk, i) => {
-      if (chunk.tensor !== site.tensor.name) return;
+    const memoOf: TouchMemo[] = [];
+    for (const chunk of module.chunks) {
+      if (chunk.tensor !== site.tensor.name) continue;
       // A load waits on the chunk's destination rank, a store completes it on its source rank. (A
       // reduce-add's landing stores, on its destination, are taken to be the same tiles: true for
       // kernels whose stores do not depend on the rank.)
@@ -84,15 +82,16 @@ export function alignChunks(module: Module): Alignment {
       let mine = mineOf[rank];
       if (mine === undefined) {
         mine = mineOf[rank] = siteForRank(module, site, rank);
-        prefixOf[rank] = `${mine === site ? '' : mine.offsets.map((e) => e.constant).join()}|`;
+        const key = mine === site ? '' : mine.offsets.map((e) => e.constant).join();
+        let memo = touches.get(key);
+        if (!memo) touches.set(key, (memo = new Map()));
+        memoOf[rank] = memo;
       }
-      const key = prefixOf[rank]! + regionKeys[i]!;
       const reach = spill ? lineHull(chunk.region, spill) : undefined;
-      let t = touches.get(key);
-      if (t === undefined && !touches.has(key)) touches.set(key, (t = touch(module, mine, reach ?? chunk.region)));
-      if (!t) return;
+      const t = memoised(memoOf[rank]!, chunk.region, () => touch(module, mine, reach ?? chunk.region));
+      if (!t) continue;
       (site.kind === 'load' ? waits : stores).push(reach ? { site, chunk, ...t, reach } : { site, chunk, ...t });
-    });
+    }
     if (!spill) continue;
     // Ranks whose copies share a line with a chunk's bytes wait for it before reading that line.
     for (const chunk of module.chunks) {
@@ -113,6 +112,24 @@ export function alignChunks(module: Module): Alignment {
   arrivalsOf.set(alignment, arrivals);
   entries.push({ sites, grid: module.kernel.grid, alignment });
   return alignment;
+}
+
+/** Touches by a region's numbers, lo then hi: a trie whose leaf is under NaN (no coordinate is NaN). */
+type TouchMemo = Map<number, unknown>;
+
+function memoised(memo: TouchMemo, region: Box, make: () => Touch | undefined): Touch | undefined {
+  let node = memo;
+  const n = region.lo.length;
+  for (let i = 0; i < 2 * n; i++) {
+    const x = i < n ? region.lo[i]! : region.hi[i - n]!;
+    let next = node.get(x) as TouchMemo | undefined;
+    if (!next) node.set(x, (next = new Map()));
+    node = next;
+  }
+  if (node.has(NaN)) return node.get(NaN) as Touch | undefined;
+  const t = make();
+  node.set(NaN, t);
+  return t;
 }
 
 /**
