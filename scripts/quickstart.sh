@@ -13,7 +13,7 @@ SYNCOPATE_APT_UPDATED=$(mktemp)
 export SYNCOPATE_APT_UPDATED
 trap 'rm -f "$SYNCOPATE_APT_UPDATED"' EXIT
 # Where setup-toolchain.sh puts Node-API's headers when Node's own are not beside node.
-export SYNCOPATE_NODE_HEADERS="${SYNCOPATE_NODE_HEADERS:-${XDG_CACHE_HOME:-$HOME/.cache}/syncopate/node-headers-v$(node -p process.versions.node)}"
+source scripts/node-headers.sh
 
 if ! command -v pnpm >/dev/null 2>&1; then
   echo "quickstart: installing pnpm@10 with npm"
@@ -36,8 +36,8 @@ if ! bash scripts/setup-toolchain.sh; then
   fi
   echo "quickstart: WARNING: building without the host-copy addon; peer copies will copy on the JS thread." >&2
 fi
-# node-gyp reads its --nodedir from npm_config_nodedir; build.mjs's own --nodedir (headers beside node) wins.
-if [ -f "$SYNCOPATE_NODE_HEADERS/include/node/common.gypi" ]; then export npm_config_nodedir="$SYNCOPATE_NODE_HEADERS"; fi
+# The headers setup-toolchain.sh fetched, for node-gyp (npm_config_nodedir).
+source scripts/node-headers.sh
 
 if [ -f pnpm-lock.yaml ]; then
   pnpm install --frozen-lockfile --reporter=silent

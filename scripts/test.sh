@@ -6,6 +6,8 @@ export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 # The host-copy addon must build here (a C compiler and Node's headers are on this machine kind), and its test checks it loaded.
 export SYNCOPATE_REQUIRE_HOST_COPY_ADDON=1
 bash scripts/quickstart.sh
+# node-gyp's headers for the addon's build when check-packages.mjs installs the packed runtime.
+source scripts/node-headers.sh
 pnpm typecheck
 pnpm test
 # The packed tarballs, installed with npm into an empty project: ESM, CJS, types, the CLI.
