@@ -58,6 +58,7 @@ describe('tp-layer command lines', () => {
     [['tune', 'tp-layer', '--variant', 'fused'], 'option --variant does not apply to tune tp-layer'],
     [['bench', 'tp-layer', '--ranks', '2', '--devices', '3'], '--devices 3 is more than the 2 ranks'],
     [['run', 'tp-layer', '--check', 'cpu'], "--check must be one of auto, reference, sequential, got 'cpu'"],
+    [['run', 'tp-layer', '--target', 'tensor-cores'], "--target must be one of auto, simt, subgroup-matrix, simt-attention, got 'tensor-cores'"],
     [['run', 'tp-layer', 'extra'], "unexpected argument 'extra'"],
   ])('refuses %j', async (argv, message) => {
     const { code, err } = await cli(...argv);
@@ -127,6 +128,7 @@ describe('tp-layer on the GPU, as the CLI runs it', () => {
     expect(Object.keys(report.collectiveAloneMs)).toEqual(['qkv', 'outProj', 'gateUp', 'down']);
     expect(report.overlapBoundMs).toBeCloseTo(overlapBound(report.stepsMedianMs, report.collectiveAloneMs), 10);
     expect(report.gemmTarget).toEqual({ fused: 'simt', sequential: 'simt' }); // lavapipe has no subgroup matrices
+    expect(report.attentionTarget).toEqual({ fused: 'simt', sequential: 'simt' });
     expect(Object.keys(report.stepsMedianMs.fused)).toEqual(['rms-norm-1', 'all-gather+qkv', 'attention', 'out-proj+reduce-scatter', 'residual-1', 'rms-norm-2', 'all-gather+gate-up', 'swiglu', 'down+reduce-scatter', 'residual-2']);
     expect(code).toBe(0);
   });

@@ -60,8 +60,9 @@ export interface TpLayerRunReport {
   readonly variant: TpLayerVariant;
   readonly devices: number;
   readonly adapter: string;
-  /** How the GEMMs were lowered: 'simt' or 'subgroup-matrix'. */
+  /** How the GEMMs and attention were lowered: 'simt' or 'subgroup-matrix'. */
   readonly gemmTarget: string;
+  readonly attentionTarget: string;
   readonly check: TpLayerCheckResult;
   /** Host wall clock around the layer's ten steps, per run. */
   readonly ms: Summary;
@@ -147,7 +148,7 @@ export async function runTpLayer(o: TpLayerRunOptions): Promise<TpLayerRunReport
       const actual = await outputRows(layer, tensors);
       const check = checked(o.config, against, layerError(actual, await expectedRows(group, o, against, tensors)));
       const ms = summarize(await timeRuns(layer, tensors, warmup, runs));
-      return { layer: 'tp-layer', config: o.config, variant, devices: group.devices.length, adapter: adapterLabel(group.devices[0]!, group.devices.length), gemmTarget: layer.gemmTarget, check, ms };
+      return { layer: 'tp-layer', config: o.config, variant, devices: group.devices.length, adapter: adapterLabel(group.devices[0]!, group.devices.length), gemmTarget: layer.gemmTarget, attentionTarget: layer.attentionTarget, check, ms };
     } finally {
       layer.destroy();
     }
@@ -169,8 +170,9 @@ export interface TpLayerBenchReport {
   readonly fusedOverSequential: number;
   /** Per variant, each step's median time run alone (once a round), for where the time goes. */
   readonly stepsMedianMs: Readonly<Record<TpLayerVariant, Readonly<Record<string, number>>>>;
-  /** How the GEMMs were lowered, per variant. */
+  /** How the GEMMs and attention were lowered, per variant. */
   readonly gemmTarget: Readonly<Record<TpLayerVariant, string>>;
+  readonly attentionTarget: Readonly<Record<TpLayerVariant, string>>;
   /** Each GEMM step's collective alone (the sequential program with its tiles left out): median ms. */
   readonly collectiveAloneMs: Readonly<Record<TpLayerGemmName, number>>;
   /**
@@ -262,6 +264,7 @@ export async function benchTpLayer(o: Omit<TpLayerRunOptions, 'variant'>): Promi
         fusedOverSequential: ms.sequential.median / ms.fused.median,
         stepsMedianMs,
         gemmTarget: { fused: layers.fused.gemmTarget, sequential: layers.sequential.gemmTarget },
+        attentionTarget: { fused: layers.fused.attentionTarget, sequential: layers.sequential.attentionTarget },
         collectiveAloneMs,
         overlapBoundMs,
         fusedOverBound: ms.fused.median / overlapBoundMs,

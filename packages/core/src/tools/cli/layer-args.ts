@@ -15,7 +15,7 @@ export type LayerAction = 'run' | 'bench' | 'tune';
 /** A layer that runs in seconds on a 2-core CPU software adapter. */
 export const TP_LAYER_DEFAULTS = { seq: 64, hidden: 64, heads: 4, headDim: 16, ffn: 128, ranks: 2 } as const;
 const VARIANTS: readonly TpLayerVariant[] = ['fused', 'sequential'];
-const TARGETS = ['auto', 'simt', 'subgroup-matrix'] as const;
+const TARGETS = ['auto', 'simt', 'subgroup-matrix', 'simt-attention'] as const;
 
 export interface LayerCommand {
   readonly kind: 'layer';

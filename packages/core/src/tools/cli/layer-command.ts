@@ -41,6 +41,7 @@ export function formatLayerRun(r: TpLayerRunReport): string {
     ['layer', `tp-layer ${r.variant}`],
     ['shape', describeLayer(r.config, r.devices, r.adapter)],
     ['GEMMs', r.gemmTarget],
+    ['attention', r.attentionTarget],
     ['check', describeCheck(r.check)],
     ['time', `${spread(r.ms)}, host clock around the ten steps`],
   ]);
@@ -60,7 +61,7 @@ export function formatLayerBench(r: TpLayerBenchReport): string {
       ['sequential', spread(r.ms.sequential)],
       ['fused over sequential', `${r.fusedOverSequential.toFixed(2)}x (${r.rounds} rounds, both variants each round, host clock)`],
       ['perfect overlap', `${formatMs(r.overlapBoundMs)} ms: fused at ${r.fusedOverBound.toFixed(2)}x of it (each GEMM step the longer of its compute and its collective)`],
-      ['GEMMs', r.gemmTarget.fused],
+      ['GEMMs, attention', `${r.gemmTarget.fused}, ${r.attentionTarget.fused}`],
     ]),
     alignedTable([['each step alone (median ms)', '    fused  sequential'], ...steps]),
   ].join('\n');

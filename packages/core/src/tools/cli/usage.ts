@@ -114,9 +114,9 @@ gate/up GEMM; SiLU·up; down GEMM + reduce-scatter; residual), tensors kept on t
                             its shape (default S=${TP_LAYER_DEFAULTS.seq} H=${TP_LAYER_DEFAULTS.hidden}, ${TP_LAYER_DEFAULTS.heads} heads of ${TP_LAYER_DEFAULTS.headDim}, F=${TP_LAYER_DEFAULTS.ffn}, ${TP_LAYER_DEFAULTS.ranks} ranks)
   --attention QxKxD         the attention tile: query rows, KV rows, Q·Kᵀ slice (default 16 rows,
                             KV and slice min(32, D); 64x32x16 needs 35 KiB of workgroup memory)
-  --target auto|simt|subgroup-matrix
-                            how the four GEMMs lower (default auto: tensor cores where the devices
-                            have them)
+  --target auto|simt|subgroup-matrix|simt-attention
+                            how the GEMMs and attention lower (default auto: tensor cores where the
+                            devices have them; simt-attention: tensor-core GEMMs, SIMT attention)
   --ranks, --devices, --dtype, --chunks-per-rank, --gather, --reduction (default ring and one-shot),
   --seed, --runs (default 10), --warmup (default 2), --json: as above
   run: --variant fused|sequential (default fused); bench: both, in alternating rounds, with each
