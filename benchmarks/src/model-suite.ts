@@ -6,7 +6,7 @@
  * With `--queue-probe` (a queue-overlap-probe log of the same call), also each two-device row's
  * one-queue floor (queue-floor.ts).
  *
- *   node dist/model-suite.mjs [--queue-probe log.txt] benchmarks/results/h100-2026-11-25b/final-suite.jsonl [more.jsonl ...]
+ *   node dist/model-suite.mjs [--queue-probe log.txt] benchmarks/results/h100-2026-11-27n/one-device-suite.jsonl [more.jsonl ...]
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
