@@ -39,6 +39,7 @@ import {
   matrixAttentionKernels,
   openDeviceGroup,
   summarize,
+  timed,
   tpLayerShape,
   type AttentionTile,
   type DeviceGroup,
@@ -90,12 +91,6 @@ function emit(record: object): void {
   const line = JSON.stringify(record);
   console.log(line);
   if (v.out) appendFileSync(v.out, `${line}\n`);
-}
-
-async function timed(run: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await run();
-  return performance.now() - start;
 }
 
 /**

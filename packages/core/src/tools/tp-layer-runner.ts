@@ -111,7 +111,8 @@ async function timeRuns(layer: LoadedTpLayer, tensors: TpLayerTensors, warmup: n
   return times;
 }
 
-async function timed(run: () => Promise<unknown>): Promise<number> {
+/** Host milliseconds `run` takes, awaited (the layer's runs wait for their GPU work). */
+export async function timed(run: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
   await run();
   return performance.now() - start;
