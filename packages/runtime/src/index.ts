@@ -53,3 +53,4 @@ export {
 export { GpuClock, type PassSpan, type PassTicks } from './timestamps.js';
 export { copyMapped, hostCopier, jsHostCopy, type HostCopier, type HostCopierOptions, type HostCopyStores } from './host-copy.js';
 export { PeerCopier, type PeerCopy, type BufferRange, type PeerCopierOptions, type PieceStages, type TransferFlow, type TransferStages } from './peer-copy.js';
+export { sendRuns, receiveRuns, messageCount, type ProcessLink, type ProcessEnd } from './process-transfer.js';

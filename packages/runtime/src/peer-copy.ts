@@ -118,10 +118,11 @@ const isPowerOfTwo = (n: number) => Number.isInteger(n) && n >= 4 && (n & (n - 1
 export class PeerCopier {
   private readonly readPools = new Map<GPUDevice, ReadbackPool>();
   private readonly uploadPools = new Map<GPUDevice, UploadPool>();
-  private readonly timeoutMs: number;
+  /** @internal */
+  readonly timeoutMs: number;
   private readonly inFlight: number;
-  /** Transfers alone and transfers beside compute (`copyRuns`'s `flow`). */
-  private readonly flows: Readonly<Record<'alone' | 'beside-compute', TransferFlow>>;
+  /** @internal Transfers alone and transfers beside compute (`copyRuns`'s `flow`). */
+  readonly flows: Readonly<Record<'alone' | 'beside-compute', TransferFlow>>;
   private readonly maxPieceBytes: number;
   private readonly minPieceBytes: number;
   /** How each piece's bytes cross the host: 'native' (libuv's thread pool) or 'js' (the JS thread). */
@@ -149,13 +150,30 @@ export class PeerCopier {
     }
   }
 
-  private readPool(device: GPUDevice): ReadbackPool {
+  /**
+   * @internal The pieces a transfer of `ranges` is cut into: the same on every process for the same
+   * ranges and options, so the two ends of a transfer between processes agree (process-transfer.ts).
+   */
+  piecesOf(ranges: readonly ByteRange[]): { readonly pieces: Piece[]; readonly size: number } {
+    // Cut by the alone flow's ring in either flow: the same pieces, so the same pooled staging.
+    const size = pieceSize(
+      ranges.reduce((n, r) => n + r.bytes, 0),
+      this.flows.alone.ring,
+      this.minPieceBytes,
+      this.maxPieceBytes,
+    );
+    return { pieces: cutPieces(ranges, size), size };
+  }
+
+  /** @internal */
+  readPool(device: GPUDevice): ReadbackPool {
     let pool = this.readPools.get(device);
     if (!pool) this.readPools.set(device, (pool = new ReadbackPool(device)));
     return pool;
   }
 
-  private uploadPool(device: GPUDevice): UploadPool {
+  /** @internal */
+  uploadPool(device: GPUDevice): UploadPool {
     let pool = this.uploadPools.get(device);
     if (!pool) this.uploadPools.set(device, (pool = new UploadPool(device)));
     return pool;
@@ -211,10 +229,7 @@ export class PeerCopier {
     flow: TransferFlow,
   ): Promise<void> {
     const startMs = performance.now();
-    const total = ranges.reduce((n, r) => n + r.bytes, 0);
-    // Cut by the alone flow's ring in either flow: the same pieces, so the same pooled staging.
-    const size = pieceSize(total, this.flows.alone.ring, this.minPieceBytes, this.maxPieceBytes);
-    const pieces = cutPieces(ranges, size);
+    const { pieces, size } = this.piecesOf(ranges);
     const reads = this.readPool(source.device);
     // Per piece, its copy out of the source, submitted in piece order `readAhead` pieces ahead of the
     // host copies done so far, and at the latest when a lane takes the piece.
