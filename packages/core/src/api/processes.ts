@@ -13,6 +13,8 @@ export interface RankProcesses extends ProcessLink {
   readonly size: number;
   /** The host of every process, in rank order. */
   readonly hosts: readonly string[];
+  /** This process's index among the processes on its host (which of the host's GPUs it opens). */
+  readonly localRank: number;
   allGather(data: Uint8Array): Promise<Uint8Array[]>;
   barrier(): Promise<void>;
 }
@@ -77,4 +79,24 @@ export function nextSessionTag(group: RankProcesses): number {
   const n = sessionsOpened.get(group) ?? 0;
   sessionsOpened.set(group, n + 1);
   return (n % SESSION_TAG_WRAP) << SESSION_TAG_BITS;
+}
+
+/**
+ * Which process opens each device of a run of `ranks` ranks placed by `rankDevice` on `devices`
+ * devices, in blocks (`devicesOverProcesses`). Refuses (UsageError), before any device is opened, a
+ * rank or device count that does not divide over the processes.
+ */
+export function placeProcesses(ranks: number, rankDevice: readonly number[], devices: number, processes: number): number[] {
+  if (ranks % processes !== 0) throw new UsageError(`${ranks} ranks do not divide over ${processes} processes: give --ranks a multiple of ${processes}`);
+  const deviceProcess = devicesOverProcesses(devices, processes);
+  const used = Math.max(...rankDevice) + 1;
+  const idle = Array.from({ length: processes }, (_, p) => p).filter((p) => !rankDevice.some((d) => deviceProcess[d] === p));
+  if (idle.length > 0) throw new UsageError(`${ranks} ranks on ${devices} devices leave process ${idle.join(', ')} without a rank: give as many ranks per device everywhere`);
+  return deviceProcess.slice(0, used);
+}
+
+/** The GPUs a process opens: its block of the host's GPUs, by its index among the processes there. */
+export function gpusOfProcess<T>(gpus: readonly T[], localRank: number, count: number): T[] {
+  if (gpus.length === 0) return [];
+  return Array.from({ length: count }, (_, i) => gpus[(localRank * count + i) % gpus.length]!);
 }

@@ -1,5 +1,6 @@
 /** The run report as text: what `syncopate run` prints and the browser example shows. */
 import type { RunReport } from './run-report.js';
+import { layoutRows } from './process-report.js';
 
 /** Milliseconds with two decimals (`0.45`, `117.21`). */
 export function formatMs(ms: number): string {
@@ -20,6 +21,7 @@ export function runReportRows(r: RunReport): [string, string][] {
     ['shape', `${m}x${n}x${k} (MxNxK)`],
     ['ranks', String(r.ranks)],
     ['devices', String(r.devices)],
+    ...(r.processes ? layoutRows(r.processes) : []),
     ['backend', r.backend],
     ['plan', r.plan],
     ['order', r.order],

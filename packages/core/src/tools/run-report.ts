@@ -1,5 +1,6 @@
 /** What running a workload takes and what it reports: shared by `runWorkload` (run.ts) and the CLI. */
 import type { Summary } from './stats.js';
+import type { ProcessesReport } from './process-report.js';
 import type { BlockShape, GatherPlan, ReductionPlan, WorkloadDType, WorkloadName, WorkloadShape } from '../workloads/types.js';
 
 export type RunOrder = 'row-major' | 'column-major' | 'grouped' | 'chunk-arrival';
@@ -85,4 +86,6 @@ export interface RunReport {
   readonly adapter: string;
   /** Whether Dawn bounds-checked the kernels' memory accesses (false: `disable_robustness`). */
   readonly robustness: boolean;
+  /** Under an MPI job: how many processes and hosts ran, and which ranks each ran where. */
+  readonly processes?: ProcessesReport;
 }

@@ -6,12 +6,14 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { emitPlacedKernels, type CodegenOptions, type DeviceView, type PlacedKernels } from '@syncopate/backends';
-import { hasRobustness, openDevices, placeRanks, type DeviceHandle, type RunResult } from '@syncopate/runtime';
+import { hasRobustness, listPciGpus, openDevices, placeRanks, type DeviceHandle, type RunResult } from '@syncopate/runtime';
 import { compileOrThrow, type CompiledKernel } from '../api/compile.js';
 import { devicesOf } from '../api/run-devices.js';
 import { CompileError } from '../api/compile-error.js';
 import { PlacedSession, type PlacedSessionOptions } from '../api/placed-session.js';
+import { gpusOfProcess, placeProcesses, type RankProcesses } from '../api/processes.js';
 import { FusedSession } from '../api/session.js';
+import { processLayout, slowestPerRun, worstOver } from './process-report.js';
 import { matmulTargetFor } from './matmul-target.js';
 import { summarize, warmUntilSettled } from './stats.js';
 import type { Box, Module } from '@syncopate/ir';
@@ -72,8 +74,14 @@ export interface RunWorkloadOptions extends RunOptions {
   readonly withoutTransfers?: boolean;
   /** Called once the kernels are lowered and placed, before any device is opened (e.g. to write them out). */
   readonly onLowered?: (lowered: LoweredWorkload) => void | Promise<void>;
-  /** Called after the timed runs, the session still open: e.g. to trace one more run (`traceRun`). */
+  /** Called after the timed runs, the session still open: e.g. to trace one more run (`traceRun`). Not under an MPI job. */
   readonly afterTimedRuns?: (session: FusedSession | PlacedSession, lowered: LoweredWorkload & { readonly devices: readonly DeviceHandle[] }) => Promise<void>;
+  /**
+   * The MPI job this process is one of (runtime's `joinProcessGroup`): every process calls
+   * runWorkload with the same options, opens its block of the devices (`devices` counts them all)
+   * and runs their ranks; the report's error and times are over every process.
+   */
+  readonly processes?: RankProcesses;
 }
 
 /** A workload's compiled module and its kernels as placed on devices. */
@@ -262,44 +270,54 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const outputRows = kernel.tensors.find((t) => t.name === workload.outputs[0])!.shape[0]!;
   const sample = o.verifyRows === undefined ? undefined : rowSample(outputRows, o.verifyRows);
   const expected = check ? workload.reference(wo, inputs, sample) : undefined;
+  const group = o.processes !== undefined && o.processes.size > 1 ? o.processes : undefined;
+  // Under an MPI job: which process opens each device (refused here, before any opens, if the counts do not divide).
+  const deviceProcess = group && placeProcesses(o.ranks, placed.rankDevice, devicesOf(o), group.size);
+  const ours = placed.devices.map((_, d) => d).filter((d) => !deviceProcess || deviceProcess[d] === group!.rank);
   const given = o.handles ?? (o.device ? [o.device] : undefined);
-  const devices = given ?? (await openDevices(placed.devices.length, { device: { requiredLimits: 'adapter-max' }, ...(o.robustness === false && { gpu: { robustness: false } }) }));
+  if (group && o.afterTimedRuns) throw new UsageError('traces of a run over processes are not supported yet: run without mpirun to trace');
+  const devices: readonly (DeviceHandle | undefined)[] = given ?? (await openOurDevices(o, placed.devices.length, ours, group));
+  const first = devices[ours[0]!]!;
   let target: 'simt' | 'subgroup-matrix' = o.codegen?.target === undefined || o.codegen.target === 'simt' ? 'simt' : 'subgroup-matrix';
   try {
     // The target needs the device (its features); the kernels it runs are the ones reported as lowered.
-    if (o.codegen?.target === undefined) ({ built, placed, target } = retarget(o, built, placed, devices[0]!, (block) => buildWorkload(o, { ...wo, block })));
+    if (o.codegen?.target === undefined) ({ built, placed, target } = retarget(o, built, placed, first, (block) => buildWorkload(o, { ...wo, block })));
     const { compiled } = built;
     const block = dotBlock(built.kernel.kernel.body);
     await o.onLowered?.({ module: compiled.module, placed });
     const open = { read: workload.outputs, ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }), ...(o.peerCopy && { peerCopy: o.peerCopy }), ...(o.copier && { copier: o.copier }) };
     const session: FusedSession | PlacedSession =
       placed.devices.length === 1
-        ? await FusedSession.open(devices[0]!, placed.devices[0]!.kernel, inputs, open)
-        : await PlacedSession.open(devices, compiled.module, placed, inputs, open);
-    const tensors: TensorData = {};
+        ? await FusedSession.open(first, placed.devices[0]!.kernel, inputs, open)
+        : await PlacedSession.open(devices, compiled.module, placed, inputs, { ...open, ...(group && { processes: { group, deviceProcess: deviceProcess! } }) });
+    // This process's ranks' copies of each output.
+    const tensors: Record<string, ReadonlyMap<number, Float32Array>> = {};
     let timed: Awaited<ReturnType<typeof timeRuns>>;
     let commMs: RunReport['commMs'];
     try {
       // The first run checks the answer (and pays for any lazy shader compilation); the next ones are timed.
       await session.run();
-      if (check) for (const name of workload.outputs) tensors[name] = await session.read(name);
+      if (check) for (const name of workload.outputs) tensors[name] = session instanceof PlacedSession ? await session.readRanks(name) : new Map((await session.read(name)).entries());
       timed = await timeRuns(session, o.warmupRuns ?? 0, o.timedRuns ?? 3, o.warmupBusyMs);
-      if (o.timeCommunication && session instanceof FusedSession && devices[0]!.hasTimestamps) {
+      // A run over processes takes as long as its slowest process.
+      if (group) timed = { ...timed, times: await slowestPerRun(group, timed.times) };
+      if (o.timeCommunication && session instanceof FusedSession && first.hasTimestamps) {
         commMs = summarize(await timeTilelessPhases(session, placed.devices[0]!.view, o.timeCommunication));
       }
-      await o.afterTimedRuns?.(session, { module: compiled.module, placed, devices });
+      await o.afterTimedRuns?.(session, { module: compiled.module, placed, devices: devices as DeviceHandle[] });
     } finally {
       session.destroy();
     }
     let error = check ? 0 : NaN;
     for (const name of check ? workload.outputs : []) {
       const shape = kernel.tensors.find((t) => t.name === name)!.shape;
-      for (let r = 0; r < o.ranks; r++) {
+      for (const [r, got] of tensors[name]!) {
         for (const region of sampledBoxes(regionBoxes(workload.checkedRegion(wo, name, r)), sample)) {
-          error = Math.max(error, maxAbsError(tensors[name]![r]!, expected![name]![r]!, region, shape));
+          error = Math.max(error, maxAbsError(got, expected![name]![r]!, region, shape));
         }
       }
     }
+    if (group) error = await worstOver(group, error);
     return {
       workload: o.workload,
       shape: o.shape,
@@ -319,10 +337,26 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       timing: timed.timing,
       ...(commMs ? { commMs } : {}),
       phases: placed.devices.map((d) => d.kernel.phases.length),
-      adapter: adapterLabel(devices[0]!, placed.devices.length),
-      robustness: hasRobustness(devices[0]!.toggles),
+      adapter: adapterLabel(first, placed.devices.length),
+      robustness: hasRobustness(first.toggles),
+      ...(group && { processes: await processLayout(group, placed.rankDevice, deviceProcess!, devices) }),
     };
   } finally {
-    if (!given) devices.forEach((d) => d.close());
+    if (!given) devices.forEach((d) => d?.close());
   }
+}
+
+/**
+ * Opens this process's devices (`ours`, indices into the run's `count`), undefined elsewhere. Under
+ * an MPI job each process takes its block of the host's GPUs by its index there.
+ */
+async function openOurDevices(o: RunWorkloadOptions, count: number, ours: readonly number[], group: RankProcesses | undefined): Promise<(DeviceHandle | undefined)[]> {
+  const opened = await openDevices(ours.length, {
+    device: { requiredLimits: 'adapter-max' },
+    ...(o.robustness === false && { gpu: { robustness: false } }),
+    ...(group && { gpus: gpusOfProcess(listPciGpus(), group.localRank, ours.length) }),
+  });
+  const devices: (DeviceHandle | undefined)[] = Array(count).fill(undefined);
+  ours.forEach((d, i) => (devices[d] = opened[i]));
+  return devices;
 }
