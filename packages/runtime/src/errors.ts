@@ -145,3 +145,96 @@ export class PeerCopyError extends RuntimeError {
     this.pieces = pieces;
   }
 }
+
+/**
+ * This process was started by an MPI launcher but cannot join its job (the transport addon is missing
+ * or older than this source, or MPI did not start), or its group was closed under an operation:
+ * `detail` says which, and the message what to do.
+ */
+export class ProcessGroupError extends RuntimeError {
+  readonly detail: string;
+
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(`process group: ${detail}`, options);
+    this.detail = detail;
+  }
+}
+
+/** One operation of a process group, as the errors below name it. */
+export interface ProcessOperation {
+  readonly kind: 'send' | 'receive' | 'allGather' | 'barrier';
+  /** The caller's name for it (e.g. the chunk and ranks), or the collective's name. */
+  readonly label: string;
+  /** The other process, for a send or receive; undefined for a collective (every process). */
+  readonly peer?: number;
+  readonly peerHost?: string;
+  /** This process, and its host. */
+  readonly process: number;
+  readonly host: string;
+}
+
+/** `"label" from process 0 (host b)`, `"label" to ...`, or `"barrier" from every process`. */
+function operationText(op: ProcessOperation): string {
+  if (op.peer === undefined) return `"${op.label}" from every process`;
+  return `"${op.label}" ${op.kind === 'send' ? 'to' : 'from'} process ${op.peer} (host ${op.peerHost})`;
+}
+
+/** Fields every process-operation error carries. */
+abstract class ProcessOperationError extends RuntimeError {
+  readonly kind: ProcessOperation['kind'];
+  readonly label: string;
+  readonly peer: number | undefined;
+  readonly peerHost: string | undefined;
+  readonly process: number;
+  readonly host: string;
+
+  constructor(op: ProcessOperation, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.kind = op.kind;
+    this.label = op.label;
+    this.peer = op.peer;
+    this.peerHost = op.peerHost;
+    this.process = op.process;
+    this.host = op.host;
+  }
+}
+
+/**
+ * An operation between processes did not finish within `ms`: a receive whose message never came
+ * (cancelled before this was thrown), a send no one received, or a collective some process never
+ * joined.
+ */
+export class ProcessTimeoutError extends ProcessOperationError {
+  readonly ms: number;
+
+  constructor(op: ProcessOperation, ms: number) {
+    const what = `${op.kind === 'send' ? 'to send' : 'for'} ${operationText(op)}`;
+    super(op, `process ${op.process} (host ${op.host}) waited ${ms} ms ${what}`);
+    this.ms = ms;
+  }
+}
+
+/**
+ * The job is ending under an operation in flight: the launcher sent SIGTERM (another process ended
+ * or was killed). Written to stderr, one line per operation, as the process exits.
+ */
+export class ProcessLostError extends ProcessOperationError {
+  constructor(op: ProcessOperation) {
+    super(op, `process ${op.process} (host ${op.host}) lost ${operationText(op)}: the job is ending (SIGTERM from the launcher: another process ended or was killed)`);
+  }
+}
+
+/**
+ * MPI failed an operation (`mpiMessage` is its error string), or a receive got a message of another
+ * size than it expected (`received` bytes): the two processes disagree about the plan.
+ */
+export class ProcessTransferError extends ProcessOperationError {
+  readonly mpiMessage: string;
+  readonly received: number | undefined;
+
+  constructor(op: ProcessOperation, mpiMessage: string, received?: number) {
+    super(op, `process ${op.process} (host ${op.host}): ${op.kind} ${operationText(op)} failed: ${mpiMessage}`);
+    this.mpiMessage = mpiMessage;
+    this.received = received;
+  }
+}

@@ -9,6 +9,11 @@ export {
   ValidationError,
   UsageError,
   PeerCopyError,
+  ProcessGroupError,
+  ProcessTimeoutError,
+  ProcessLostError,
+  ProcessTransferError,
+  type ProcessOperation,
   type ShaderMessage,
 } from './errors.js';
 export { withTimeout } from './timeout.js';
@@ -54,3 +59,4 @@ export { GpuClock, type PassSpan, type PassTicks } from './timestamps.js';
 export { copyMapped, hostCopier, jsHostCopy, type HostCopier, type HostCopierOptions, type HostCopyStores } from './host-copy.js';
 export { PeerCopier, type PeerCopy, type BufferRange, type PeerCopierOptions, type PieceStages, type TransferFlow, type TransferStages } from './peer-copy.js';
 export { sendRuns, receiveRuns, messageCount, type ProcessLink, type ProcessEnd } from './process-transfer.js';
+export { joinProcessGroup, launchedByMpi, type ProcessGroup, type JoinOptions } from './mpi/process-group.js';
