@@ -38,7 +38,7 @@ export function deviceView(module: Module, table: ChunkTable, plan: PhasePlan, r
   const need = table.parts.map((part) => {
     const chunk = module.chunks[part.chunk]!;
     if (!here(chunk.dst)) return NEVER;
-    if (plan.route[part.chunk] === 'peer-copy') {
+    if (plan.route[part.chunk] !== 'gpu-signal') {
       tokens[plan.land[part.chunk]!]!.push(part.index);
       // Forced onto one device, every requirement is counted here as usual, and the token on top.
       if (here(chunk.src)) return part.need + 1;
@@ -59,10 +59,10 @@ export function deviceView(module: Module, table: ChunkTable, plan: PhasePlan, r
       const s = start < 0 ? phase.length : start;
       return { start: s, count: (end < 0 ? phase.length : end) - s };
     }),
-    lands: module.chunks.flatMap((c, i) => (plan.route[i] === 'peer-copy' && here(c.dst) && !here(c.src) && plan.land[i] === p ? [i] : [])),
-    sends: module.chunks.flatMap((c, i) => (plan.route[i] === 'peer-copy' && here(c.src) && !here(c.dst) && plan.comp[i] === p ? [i] : [])),
+    lands: module.chunks.flatMap((c, i) => (plan.route[i] !== 'gpu-signal' && here(c.dst) && !here(c.src) && plan.land[i] === p ? [i] : [])),
+    sends: module.chunks.flatMap((c, i) => (plan.route[i] !== 'gpu-signal' && here(c.src) && !here(c.dst) && plan.comp[i] === p ? [i] : [])),
   }));
-  const sendsAtLaunch = module.chunks.flatMap((c, i) => (plan.route[i] === 'peer-copy' && here(c.src) && !here(c.dst) && plan.comp[i]! < 0 ? [i] : []));
+  const sendsAtLaunch = module.chunks.flatMap((c, i) => (plan.route[i] !== 'gpu-signal' && here(c.src) && !here(c.dst) && plan.comp[i]! < 0 ? [i] : []));
   return { device, ranks, need, phases, sendsAtLaunch };
 }
 

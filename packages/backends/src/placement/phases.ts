@@ -24,8 +24,11 @@ import { arrivalTiles, useMeetsTile, waiterOf, type ChunkUse } from '@syncopate/
 import { alignedModule } from '../gpu-signal/alignment.js';
 import { forwards } from '../gpu-signal/chunk-table.js';
 
-/** How a chunk travels once ranks are placed on devices. */
-export type ChunkRoute = 'gpu-signal' | 'peer-copy';
+/**
+ * How a chunk travels once ranks are placed on devices: within a device (gpu-signal), between two
+ * devices of one process through its host (peer-copy), or between processes (mpi).
+ */
+export type ChunkRoute = 'gpu-signal' | 'peer-copy' | 'mpi';
 
 export interface PhasePlan {
   /** Per rank, per position of its tile order: the phase the tile runs in. */
@@ -64,8 +67,13 @@ interface RankTiles {
 
 const isLocalRank = (rankDevice: readonly number[], a: number, b: number) => rankDevice[a] === rankDevice[b];
 
-/** Which route each chunk takes: its backend where the plan forces one, else by placement. */
-export function chunkRoutes(module: Module, rankDevice: readonly number[]): ChunkRoute[] {
+/**
+ * Which route each chunk takes: between devices of different processes (`deviceProcess`, per
+ * device; all in one process without it) mpi, else its backend where the plan forces one, else by
+ * placement.
+ */
+export function chunkRoutes(module: Module, rankDevice: readonly number[], deviceProcess?: readonly number[]): ChunkRoute[] {
+  const processOf = (rank: number) => deviceProcess?.[rankDevice[rank]!] ?? 0;
   return module.chunks.map((c) => {
     const sameDevice = isLocalRank(rankDevice, c.src, c.dst);
     if (c.backend === 'gpu-signal' && !sameDevice) {
@@ -75,6 +83,7 @@ export function chunkRoutes(module: Module, rankDevice: readonly number[]): Chun
         [c.value.name],
       );
     }
+    if (processOf(c.src) !== processOf(c.dst)) return 'mpi';
     return c.backend === 'peer-copy' || !sameDevice ? 'peer-copy' : 'gpu-signal';
   });
 }
@@ -108,15 +117,18 @@ export interface PhaseOptions {
    * tiles that make them (the kernel, then the collective).
    */
   readonly phasing?: 'overlap' | 'sequential';
+  /** Per device, the process that runs it (chunkRoutes); all one process without it. */
+  readonly deviceProcess?: readonly number[];
 }
 
 export function planPhases(module: Module, rankDevice: readonly number[], options: PhaseOptions = {}): PhasePlan {
   const sequential = options.phasing === 'sequential';
   const chunks = module.chunks;
-  const route = chunkRoutes(module, rankDevice);
+  const route = chunkRoutes(module, rankDevice, options.deviceProcess);
   const index = new Map(chunks.map((c, i) => [c, i]));
   const tiles = Array.from({ length: module.ranks }, (_, r) => rankTiles(module, r, index, rankDevice));
-  const remote = (c: number) => route[c] === 'peer-copy';
+  // Through a host, in this process or between processes: between dispatches either way.
+  const remote = (c: number) => route[c] !== 'gpu-signal';
   const feeders = chunks.map((c) => chunks.flatMap((d, j) => (forwards(c, d) ? [j] : [])));
   const forwarded = chunks.map((_, i) => feeders.some((f) => f.includes(i)));
   // Positions after which a rank's order is cut because a peer-copy chunk's last source tile is done.

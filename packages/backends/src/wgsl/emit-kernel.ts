@@ -60,6 +60,8 @@ export interface CodegenOptions {
   readonly partShape?: PartShape;
   /** How peer-copy chunks are put in phases (placement/phases.ts): `overlap` (default) or the `sequential` baseline. */
   readonly phasing?: 'overlap' | 'sequential';
+  /** Per device, the process of an MPI job that runs it: chunks between processes go by mpi (placement/phases.ts). */
+  readonly deviceProcess?: readonly number[];
   /**
    * Waits inside a loop whose guards name only its variable: rows per tile and iteration of the loop
    * (true, the default, where the loop's bounds are constants), or rows per tile whose entries keep
@@ -874,12 +876,12 @@ export function emitPlacedKernels(module: Module, rankDevice: readonly number[],
   }
   const table = chunkTable(module, options.partElements, options.partShape);
   try {
-    const routes = chunkRoutes(module, placement);
+    const routes = chunkRoutes(module, placement, options.deviceProcess);
     if (routes.every((r) => r === 'gpu-signal')) {
       const devices = Math.max(...placement) + 1;
       if (devices === 1) return E.right({ rankDevice: placement, devices: [forView(singleDeviceView(module, table))] });
     }
-    const phases = planPhases(module, placement, options.phasing === undefined ? {} : { phasing: options.phasing });
+    const phases = planPhases(module, placement, { ...(options.phasing && { phasing: options.phasing }), ...(options.deviceProcess && { deviceProcess: options.deviceProcess }) });
     const devices = Array.from({ length: Math.max(...placement) + 1 }, (_, d) => forView(deviceView(module, table, phases, placement, d)));
     return E.right({ rankDevice: placement, devices, phases });
   } catch (e) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `syncopate` executable (dist/cli.js): `main` from ./cli/main.ts on this process's arguments. */
 import { main } from './cli/main.js';
+import { runInJob } from './cli/mpi-job.js';
 
 // A reader that stops early (`syncopate compile ... | head`) is not an error worth a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
@@ -17,7 +18,8 @@ const io = {
 };
 
 // exitCode, not exit(): GPU work and buffered output may still be pending when main resolves.
-main(process.argv.slice(2), io).then(
+// Under mpirun every process runs the command over its block of the devices (cli/mpi-job.ts).
+runInJob(io, (job) => main(process.argv.slice(2), job)).then(
   (code) => {
     process.exitCode = code;
   },

@@ -262,6 +262,11 @@ function buildWorkload(o: RunWorkloadOptions, wo: WorkloadOptions): BuiltWorkloa
 export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const workload = getWorkload(o.workload);
   const wo = workloadOptions(o);
+  const group = o.processes !== undefined && o.processes.size > 1 ? o.processes : undefined;
+  // Under an MPI job: which process opens each device (refused here, before any opens, if the counts do not divide).
+  const deviceProcess = group && placeProcesses(o.ranks, rankPlacement(o), devicesOf(o), group.size);
+  // Chunks between processes go by mpi: the placement knows the processes.
+  if (deviceProcess) o = { ...o, codegen: { ...o.codegen, deviceProcess } };
   let built = buildWorkload(o, wo);
   let placed = placeWorkload(o, built.compiled.module);
   const { kernel } = built;
@@ -270,9 +275,6 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const outputRows = kernel.tensors.find((t) => t.name === workload.outputs[0])!.shape[0]!;
   const sample = o.verifyRows === undefined ? undefined : rowSample(outputRows, o.verifyRows);
   const expected = check ? workload.reference(wo, inputs, sample) : undefined;
-  const group = o.processes !== undefined && o.processes.size > 1 ? o.processes : undefined;
-  // Under an MPI job: which process opens each device (refused here, before any opens, if the counts do not divide).
-  const deviceProcess = group && placeProcesses(o.ranks, placed.rankDevice, devicesOf(o), group.size);
   const ours = placed.devices.map((_, d) => d).filter((d) => !deviceProcess || deviceProcess[d] === group!.rank);
   const given = o.handles ?? (o.device ? [o.device] : undefined);
   if (group && o.afterTimedRuns) throw new UsageError('traces of a run over processes are not supported yet: run without mpirun to trace');

@@ -5,7 +5,7 @@
  * chunk with its route, the phases it is read, landed and published in, and, for a chunk that crosses
  * devices, the byte runs the host copies.
  */
-import { chunkTransfer, type PlacedKernels } from '@syncopate/backends';
+import { chunkTransfer, type ChunkRoute, type PlacedKernels } from '@syncopate/backends';
 import type { Module } from '@syncopate/ir';
 
 export interface TransferPlanPhase {
@@ -40,7 +40,7 @@ export interface TransferPlanChunk {
   readonly dst: number;
   readonly step: number;
   readonly kind: string;
-  readonly route: 'gpu-signal' | 'peer-copy';
+  readonly route: ChunkRoute;
   readonly fromDevice: number;
   readonly toDevice: number;
   /** Phase on the destination's device it is published in, at the latest. */

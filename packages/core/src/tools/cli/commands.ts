@@ -1,4 +1,5 @@
 /** `syncopate compile` and `syncopate run`, given a parsed command; each returns the exit code. */
+import type { RankProcesses } from '../../api/processes.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { emitPlacedKernels, type CodegenOptions } from '@syncopate/backends';
 import { print, type Diagnostic } from '@syncopate/ir';
@@ -21,6 +22,17 @@ export interface CliIO {
   readonly err: (s: string) => void;
   /** A progress line that replaces the previous one (a terminal's stderr); '' clears it. */
   readonly progress?: (s: string) => void;
+  /** Started under mpirun: the job this process is one of (cli/mpi-job.ts). */
+  readonly processes?: RankProcesses;
+}
+
+/**
+ * The options of a run as one process of an MPI job: its group, and by default a device per
+ * process. A job of one process runs as if started alone.
+ */
+export function asJob<T extends { readonly devices?: number }>(options: T, processes: RankProcesses | undefined): T & { readonly processes?: RankProcesses } {
+  if (!processes || processes.size === 1) return options;
+  return { ...options, processes, devices: options.devices ?? processes.size };
 }
 
 function reportDiagnostics(io: CliIO, source: LoadedSource, diagnostics: readonly Diagnostic[], what = 'did not compile'): number {
@@ -179,7 +191,8 @@ export async function runCommand(cmd: RunCommand, io: CliIO): Promise<number> {
   if (limits !== undefined) checkRunFits(cmd.options, limits);
   const dumpDir = cmd.dumpWgsl;
   // Written before the run, so the kernels are there to read should the run fail.
-  const options: RunWorkloadOptions = dumpDir === undefined ? cmd.options : { ...cmd.options, onLowered: (l: LoweredWorkload) => reportDump(io, dumpDir, writeWgslDump(dumpDir, l)) };
+  const job = asJob(cmd.options, io.processes);
+  const options: RunWorkloadOptions = dumpDir === undefined ? job : { ...job, onLowered: (l: LoweredWorkload) => reportDump(io, dumpDir, writeWgslDump(dumpDir, l)) };
   let report: RunReport;
   if (cmd.trace === undefined) report = await runWorkload(options);
   else {

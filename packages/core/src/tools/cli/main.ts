@@ -25,6 +25,8 @@ export { usage } from './usage.js';
 export interface MainIO extends CliIO {
   /** Environment to read `SYNCOPATE_DEBUG` from (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Told of an error that is not the user's to fix (not bad usage, not a kernel that does not compile), after it is reported. */
+  readonly onFailure?: (thrown: unknown) => void;
 }
 
 /** Runs the command line `argv` (without `node` and the script); resolves to the exit code. */
@@ -74,6 +76,7 @@ function reportThrown(thrown: unknown, io: MainIO): number {
   io.err(`syncopate: ${oneLine(message)}`);
   const env = io.env ?? process.env;
   if (env.SYNCOPATE_DEBUG === '1' && thrown instanceof Error && thrown.stack) io.err(thrown.stack);
+  io.onFailure?.(thrown);
   return 1;
 }
 
