@@ -143,12 +143,16 @@ describe.skipIf(!runMpi)('mpi transport', () => {
     expect(error.elapsedMs).toBeLessThan(1500 + 2000);
   }, 40_000);
 
-  it('when a process is killed, the others report what was in flight and the whole job ends', async () => {
-    const job = mpirun(2, 'kill.mjs', [], [], 25_000);
+  it.each([
+    ['is killed (SIGKILL)', 'kill', /exited on signal 9/],
+    ['calls abort(3, message)', 'abort', /process 1 gives up \(kill.mjs abort\)/],
+  ])('when a process %s, the others report what was in flight and the whole job ends', async (_, mode, said1) => {
+    const job = mpirun(2, 'kill.mjs', [mode], [], 25_000);
     expect(job.error, said(job)).toBeUndefined();
     expect(job.seconds, said(job)).toBeLessThan(20);
     expect(job.status, said(job)).not.toBe(0);
     expect(job.stdout, said(job)).not.toContain('received');
+    expect(job.stderr, said(job)).toMatch(said1);
     expect(job.stderr, said(job)).toMatch(/ProcessLostError: process 0 \(host .+\) lost "chunk 3 \(rank 1 -> rank 0\)" from process 1 \(host .+\)/);
     const pids = [...job.stdout.matchAll(/^pid \d+ (\d+)$/gm)].map((m) => Number(m[1]));
     expect(pids, said(job)).toHaveLength(2);
