@@ -334,7 +334,7 @@ async function timeInTurn(o: BenchOptions, named: readonly BenchVariant[], alone
       },
       afterTimedRuns: async (session, { devices }) => {
         const placed = session as PlacedSession;
-        gpus = devices.map((d) => d.device);
+        gpus = devices.flatMap((d) => (d ? [d.device] : []));
         const wallMs = (communicationOnly: boolean) => async () => (await placed.run({ communicationOnly })).wallMs;
         parts.set(next.name, wallMs(false));
         if (aloneParts && next.name === 'sequential') parts.set('comm', wallMs(true));

@@ -6,12 +6,12 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { emitPlacedKernels, type CodegenOptions, type DeviceView, type PlacedKernels } from '@syncopate/backends';
-import { hasRobustness, listPciGpus, openDevices, placeRanks, type DeviceHandle, type RunResult } from '@syncopate/runtime';
+import { hasRobustness, listPciGpus, openDevices, placeRanks, type DeviceHandle, type PlacedDeviceHandle, type RunResult } from '@syncopate/runtime';
 import { compileOrThrow, type CompiledKernel } from '../api/compile.js';
 import { devicesOf } from '../api/run-devices.js';
 import { CompileError } from '../api/compile-error.js';
 import { PlacedSession, type PlacedSessionOptions } from '../api/placed-session.js';
-import { gpusOfProcess, placeProcesses, type RankProcesses } from '../api/processes.js';
+import { devicesOverProcesses, gpusOfProcess, placeProcesses, type RankProcesses } from '../api/processes.js';
 import { FusedSession } from '../api/session.js';
 import { processLayout, slowestPerRun, worstOver } from './process-report.js';
 import { matmulTargetFor } from './matmul-target.js';
@@ -38,8 +38,11 @@ function describeAdapter(device: DeviceHandle): string {
 export interface RunWorkloadOptions extends RunOptions {
   /** A device to run on (kept open); default: open one and close it afterwards. */
   readonly device?: DeviceHandle;
-  /** Devices to run on (kept open), device i for the ranks `placeRanks` puts on i; default: open them. */
-  readonly handles?: readonly DeviceHandle[];
+  /**
+   * Devices to run on (kept open), device i for the ranks `placeRanks` puts on i; default: open them.
+   * Under an MPI job (`processes`), this process's at their indices (`openRunDevices`), undefined elsewhere.
+   */
+  readonly handles?: readonly (DeviceHandle | undefined)[];
   /** Longest wait on any GPU promise or transfer (default 30 s). */
   readonly timeoutMs?: number;
   /** How chunks between devices move through the host (PlacedSessionOptions.peerCopy). */
@@ -74,8 +77,8 @@ export interface RunWorkloadOptions extends RunOptions {
   readonly withoutTransfers?: boolean;
   /** Called once the kernels are lowered and placed, before any device is opened (e.g. to write them out). */
   readonly onLowered?: (lowered: LoweredWorkload) => void | Promise<void>;
-  /** Called after the timed runs, the session still open: e.g. to trace one more run (`traceRun`). Not under an MPI job. */
-  readonly afterTimedRuns?: (session: FusedSession | PlacedSession, lowered: LoweredWorkload & { readonly devices: readonly DeviceHandle[] }) => Promise<void>;
+  /** Called after the timed runs, the session still open: e.g. to trace one more run (`traceRun`). Devices of other processes are undefined. */
+  readonly afterTimedRuns?: (session: FusedSession | PlacedSession, lowered: LoweredWorkload & { readonly devices: readonly (DeviceHandle | undefined)[] }) => Promise<void>;
   /**
    * The MPI job this process is one of (runtime's `joinProcessGroup`): every process calls
    * runWorkload with the same options, opens its block of the devices (`devices` counts them all)
@@ -275,10 +278,9 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const outputRows = kernel.tensors.find((t) => t.name === workload.outputs[0])!.shape[0]!;
   const sample = o.verifyRows === undefined ? undefined : rowSample(outputRows, o.verifyRows);
   const expected = check ? workload.reference(wo, inputs, sample) : undefined;
-  const ours = placed.devices.map((_, d) => d).filter((d) => !deviceProcess || deviceProcess[d] === group!.rank);
   const given = o.handles ?? (o.device ? [o.device] : undefined);
-  if (group && o.afterTimedRuns) throw new UsageError('traces of a run over processes are not supported yet: run without mpirun to trace');
-  const devices: readonly (DeviceHandle | undefined)[] = given ?? (await openOurDevices(o, placed.devices.length, ours, group));
+  const devices = given ?? (await openRunDevices(placed.devices.length, group, o.robustness, deviceProcess));
+  const ours = devices.flatMap((d, i) => (d ? [i] : []));
   const first = devices[ours[0]!]!;
   let target: 'simt' | 'subgroup-matrix' = o.codegen?.target === undefined || o.codegen.target === 'simt' ? 'simt' : 'subgroup-matrix';
   try {
@@ -306,7 +308,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
       if (o.timeCommunication && session instanceof FusedSession && first.hasTimestamps) {
         commMs = summarize(await timeTilelessPhases(session, placed.devices[0]!.view, o.timeCommunication));
       }
-      await o.afterTimedRuns?.(session, { module: compiled.module, placed, devices: devices as DeviceHandle[] });
+      await o.afterTimedRuns?.(session, { module: compiled.module, placed, devices });
     } finally {
       session.destroy();
     }
@@ -349,16 +351,20 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
 }
 
 /**
- * Opens this process's devices (`ours`, indices into the run's `count`), undefined elsewhere. Under
- * an MPI job each process takes its block of the host's GPUs by its index there.
+ * Opens the devices of a run on `count` devices: all of them, or under an MPI job this process's
+ * block of them (`deviceProcess`, by default devicesOverProcesses), on its block of its host's GPUs;
+ * undefined at the other processes' indices.
  */
-async function openOurDevices(o: RunWorkloadOptions, count: number, ours: readonly number[], group: RankProcesses | undefined): Promise<(DeviceHandle | undefined)[]> {
+export async function openRunDevices(count: number, group?: RankProcesses, robustness?: boolean, deviceProcess?: readonly number[]): Promise<(PlacedDeviceHandle | undefined)[]> {
+  const job = group && group.size > 1 ? group : undefined;
+  const owner = job && (deviceProcess ?? devicesOverProcesses(count, job.size));
+  const ours = Array.from({ length: count }, (_, d) => d).filter((d) => !owner || owner[d] === job!.rank);
   const opened = await openDevices(ours.length, {
     device: { requiredLimits: 'adapter-max' },
-    ...(o.robustness === false && { gpu: { robustness: false } }),
-    ...(group && { gpus: gpusOfProcess(listPciGpus(), group.localRank, ours.length) }),
+    ...(robustness === false && { gpu: { robustness: false } }),
+    ...(job && { gpus: gpusOfProcess(listPciGpus(), job.localRank, ours.length) }),
   });
-  const devices: (DeviceHandle | undefined)[] = Array(count).fill(undefined);
+  const devices: (PlacedDeviceHandle | undefined)[] = Array(count).fill(undefined);
   ours.forEach((d, i) => (devices[d] = opened[i]));
   return devices;
 }

@@ -27,6 +27,7 @@ import { RunRecording, type DispatchRecord } from '../api/run-recording.js';
 import { FusedSession } from '../api/session.js';
 import type { PlacedSession } from '../api/placed-session.js';
 import type { RunReport } from './run-report.js';
+import { UsageError } from '../api/usage-error.js';
 
 /** One event: `X` a span on a track (times in microseconds), `M` a name or order of a process or track. */
 export interface TraceEvent {
@@ -74,7 +75,8 @@ export interface ChromeTrace {
 export interface TraceSubject {
   readonly module: Module;
   readonly placed: PlacedKernels;
-  readonly devices: readonly DeviceHandle[];
+  /** Every device of the run (a run over processes, whose other devices are undefined here, cannot be traced yet). */
+  readonly devices: readonly (DeviceHandle | undefined)[];
 }
 
 /** Track ids in a device's process: ranks use their rank number; these stay clear of them. */
@@ -95,6 +97,7 @@ const INSIDE_DISPATCH =
  * alone, as benchmarks time it (PlacedSession.run).
  */
 export async function traceSession(session: FusedSession | PlacedSession, subject: TraceSubject, gpuTimestamps = true, communicationOnly = false): Promise<ChromeTrace> {
+  if (subject.devices.some((d) => d === undefined)) throw new UsageError('a run over several processes cannot be traced yet: trace it in one process (without mpirun)');
   const record = new RunRecording(gpuTimestamps);
   if (session instanceof FusedSession) await session.runRecorded(record);
   else await session.run({ record, communicationOnly });

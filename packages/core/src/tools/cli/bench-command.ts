@@ -6,7 +6,6 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDevices } from '@syncopate/runtime';
 import { benchTable, benchWorkload, formatBenchSummary, summarizeBench, type BenchReport } from '../bench.js';
 import { costModelTable, modelBench } from '../cost-report.js';
 import { speedupSvg, timelineSvg, traceTimeline } from '../plots.js';
@@ -14,10 +13,12 @@ import { warmupBusyMsFor } from '../stats.js';
 import { traceRun, type ChromeTrace } from '../trace.js';
 import type { RunOptions } from '../run-report.js';
 import { benchRuns, configurations, type BenchCommand } from './bench-args.js';
-import type { CliIO } from './commands.js';
+import { asJob, type CliIO } from './commands.js';
+import { openRunDevices } from '../run.js';
 import { adapterBufferLimits, checkRunFits } from './limits.js';
 import { checkTraceFile, writeTrace } from './outputs.js';
 import { tunedRun } from './tune-command.js';
+import { UsageError } from '../../workloads/index.js';
 
 /** Steps per benchmark row: the three variants and the compute-only run. */
 const STEPS_PER_ROW = 4;
@@ -37,11 +38,18 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
   if (cmd.trace !== undefined) checkTraceFile(cmd.trace);
   const limits = await adapterBufferLimits();
   if (limits !== undefined) for (const r of runs) checkRunFits(r, limits);
-  const handles = await openDevices(cmd.devices ?? 1, { device: { requiredLimits: 'adapter-max' }, ...(cmd.robustness === false && { gpu: { robustness: false } }) });
+  // Under mpirun, this process's block of the devices (a device a process by default).
+  const { devices, processes } = asJob({ devices: cmd.devices }, io.processes);
+  const handles = await openRunDevices(devices ?? 1, processes, cmd.robustness);
+  const ours = handles.flatMap((h) => (h ? [h] : []));
+  if (processes && (cmd.tuned || cmd.trace !== undefined || cmd.out !== undefined)) {
+    ours.forEach((h) => h.close());
+    throw new UsageError('bench under mpirun times the variants; --tuned, --trace and --out are not supported there yet');
+  }
   const reports: BenchReport[] = [];
   if (cmd.tuned) {
     const tuned: RunOptions[] = [];
-    for (const run of configurations(cmd)) tuned.push(await tunedRun(run, handles, { warmup: cmd.warmup, warmupBusyMs: warmupBusyMsFor(handles) }, io));
+    for (const run of configurations(cmd)) tuned.push(await tunedRun(run, ours, { warmup: cmd.warmup, warmupBusyMs: warmupBusyMsFor(ours) }, io));
     runs = tuned;
   }
   const total = runs.length * STEPS_PER_ROW;
@@ -53,10 +61,11 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
       const report = await benchWorkload({
         ...run,
         handles,
+        ...(processes && { processes }),
         runs: cmd.runs,
         warmup: cmd.warmup,
         // Without a busy second first, the H100 ran these at idle clocks: 3 to 4x the suite's times (call 15).
-        warmupBusyMs: warmupBusyMsFor(handles),
+        warmupBusyMs: warmupBusyMsFor(ours),
         onVariant: (variant) => io.progress?.(progressBar(++done, total, `${run.workload} ${variant}`)),
       });
       reports.push(report);
@@ -67,7 +76,7 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
     }
   } finally {
     io.progress?.('');
-    handles.forEach((h) => h.close());
+    ours.forEach((h) => h.close());
   }
   const summary = summarizeBench(reports);
   const costModel = modelBench(reports, runs);
