@@ -126,6 +126,10 @@ class MpiProcessGroup implements ProcessGroup {
   /** What the addon has in flight, by id: named in ProcessLostError lines if SIGTERM comes. */
   private readonly inFlight = new Map<number, ProcessOperation>();
   private readonly onSigterm = () => this.lost();
+  /** mpirun reports a process that ends without MPI_Finalize as "exiting improperly": say why here. */
+  private readonly onExit = () => {
+    if (!this.closing) writeSync(2, `process ${this.rank} (host ${this.host}) exited without closing its process group: call close() before exiting\n`);
+  };
 
   private constructor(
     private readonly addon: MpiAddon,
@@ -150,6 +154,7 @@ class MpiProcessGroup implements ProcessGroup {
     }
     const group = new MpiProcessGroup(loaded.addon, info, timeoutMs);
     process.on('SIGTERM', group.onSigterm);
+    process.on('exit', group.onExit);
     const encoder = new TextEncoder();
     const decoder = new TextDecoder();
     const hosts = (await group.allGather(encoder.encode(info.host))).map((b) => decoder.decode(b));
@@ -200,6 +205,7 @@ class MpiProcessGroup implements ProcessGroup {
     if (this.closing) return;
     this.closing = true;
     process.off('SIGTERM', this.onSigterm);
+    process.off('exit', this.onExit);
     const outcome = await within(this.addon.finalize(), this.timeoutMs);
     if (outcome === 'timeout') {
       this.abort(1, `process ${this.rank} (host ${this.host}): close() waited ${this.timeoutMs} ms for MPI_Finalize (another process never closed, or an operation could not be cancelled); aborting the job`);
@@ -274,6 +280,7 @@ class MpiProcessGroup implements ProcessGroup {
     });
     if (lines.length === 0) lines.push(`process ${this.rank} (host ${this.host}): SIGTERM from the launcher (another process ended or was killed), nothing in flight`);
     writeSync(2, `${lines.join('\n')}\n`);
+    process.off('exit', this.onExit);
     process.exit(SIGTERM_EXIT_CODE);
   }
 }
