@@ -117,10 +117,15 @@ function usage(e: unknown): UsageError {
   return new UsageError((e as Error).message, { cause: e });
 }
 
+/** Where the processes run, gathered once at join. */
+interface Layout {
+  readonly hosts: readonly string[];
+  readonly localRank: number;
+  readonly localSize: number;
+}
+
 class MpiProcessGroup implements ProcessGroup {
-  readonly hosts: readonly string[] = [];
-  readonly localRank: number = 0;
-  readonly localSize: number = 1;
+  private layout: Layout;
   private nextId = 1;
   private closing = false;
   /** What the addon has in flight, by id: named in ProcessLostError lines if SIGTERM comes. */
@@ -135,7 +140,9 @@ class MpiProcessGroup implements ProcessGroup {
     private readonly addon: MpiAddon,
     private readonly info: MpiInfo,
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    this.layout = { hosts: [], localRank: 0, localSize: 1 };
+  }
 
   static async join(timeoutMs: number): Promise<ProcessGroup> {
     const loaded = loadMpiAddon();
@@ -159,7 +166,7 @@ class MpiProcessGroup implements ProcessGroup {
     const decoder = new TextDecoder();
     const hosts = (await group.allGather(encoder.encode(info.host))).map((b) => decoder.decode(b));
     const local = hosts.flatMap((h, rank) => (h === info.host ? [rank] : []));
-    Object.assign(group, { hosts, localRank: local.indexOf(info.rank), localSize: local.length });
+    group.layout = { hosts, localRank: local.indexOf(info.rank), localSize: local.length };
     return group;
   }
 
@@ -173,6 +180,18 @@ class MpiProcessGroup implements ProcessGroup {
 
   get host(): string {
     return this.info.host;
+  }
+
+  get hosts(): readonly string[] {
+    return this.layout.hosts;
+  }
+
+  get localRank(): number {
+    return this.layout.localRank;
+  }
+
+  get localSize(): number {
+    return this.layout.localSize;
   }
 
   get library(): string {
