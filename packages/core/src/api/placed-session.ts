@@ -204,6 +204,13 @@ export class PlacedSession {
     return [...this.transfers.values()].reduce((n, t) => n + t.bytes, 0);
   }
 
+  /** The transfers from other processes to this one's devices, in the order they land. */
+  private get receives(): TransferGroup[] {
+    const landsBefore = (g: TransferGroup) => g.routes[0]!.landsBefore;
+    const from = this.groups.flatMap((moments, d) => (this.isLocal(d) ? [] : moments.flat().filter((g) => this.isLocal(g.to))));
+    return from.sort((a, b) => landsBefore(a) - landsBefore(b));
+  }
+
   /** Ranks this process runs (all of them outside an MPI job). */
   get localRanks(): number[] {
     return this.placed.rankDevice.flatMap((d, r) => (this.sessions[d] ? [r] : []));
@@ -248,12 +255,14 @@ export class PlacedSession {
     const settle = overlap && !options.communicationOnly ? 'submitted' : 'done';
     // Transfers started, by destination and tensor: one whose bytes overlap an earlier one's (an f16
     // run widened to whole words, aligned-transfers.ts) writes after it, so the later read wins.
-    const started: { readonly key: string; readonly runs: readonly ByteRun[]; readonly settled: Promise<void> }[] = [];
+    // Only one that lands no later waits: received transfers start with the run, before they are sent.
+    const started: { readonly key: string; readonly runs: readonly ByteRun[]; readonly landsBefore: number; readonly settled: Promise<void> }[] = [];
     const start = (group: TransferGroup, move: () => Promise<void>): Promise<void> => {
       const key = `${group.to} ${group.tensor}`;
-      const earlier = started.filter((t) => t.key === key && runsOverlap(t.runs, group.runs)).map((t) => t.settled);
+      const landsBefore = group.routes[0]!.landsBefore;
+      const earlier = started.filter((t) => t.key === key && t.landsBefore <= landsBefore && runsOverlap(t.runs, group.runs)).map((t) => t.settled);
       const transfer = (earlier.length === 0 ? move() : Promise.all(earlier).then(move)).then(() => group.routes.forEach((t) => landed.get(t.chunk)!.resolve()), fail);
-      started.push({ key, runs: group.runs, settled: transfer });
+      started.push({ key, runs: group.runs, landsBefore, settled: transfer });
       transfers.push(transfer);
       return transfer;
     };
@@ -282,8 +291,9 @@ export class PlacedSession {
     const send = (d: number, moment: number): Promise<void>[] => this.groups[d]![moment]!.map((group) => start(group, move(group)));
     if (link) await link.barrier();
     const startMs = performance.now();
-    // What comes from another process is received as soon as the run starts (in the order it is sent).
-    this.groups.forEach((moments, d) => !this.isLocal(d) && moments.forEach((groups) => groups.forEach((g) => this.isLocal(g.to) && start(g, move(g)))));
+    // What comes from another process is received as soon as the run starts, in the order it lands
+    // (two whose bytes overlap land in that order: one that lands later cannot hold back an earlier one).
+    this.receives.forEach((g) => start(g, move(g)));
     const loops = this.placed.devices.map(async ({ view }, d) => {
       const session = this.sessions[d];
       if (!session) return;

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARGUMENT_ERROR "ERR_SYNCOPATE_MPI_ARGUMENT"
@@ -213,11 +214,11 @@ static void complete(Op* op, MPI_Status* status, int error) {
   settle(op);
 }
 
-/* Tests every active request once; settles those complete. */
-static void poll_active(void) {
+/* Tests every active request once; settles those complete. Returns how many were. */
+static int poll_active(void) {
   int count = 0;
   int rc = MPI_Testsome(active_count, active_requests, &count, done_indices, done_statuses);
-  if (count == MPI_UNDEFINED || count == 0) return;
+  if (count == MPI_UNDEFINED || count == 0) return 0;
   Op** done = malloc(count * sizeof *done);
   int* errors = malloc(count * sizeof *errors);
   MPI_Status* statuses = malloc(count * sizeof *statuses);
@@ -239,6 +240,37 @@ static void poll_active(void) {
   free(done);
   free(errors);
   free(statuses);
+  return count;
+}
+
+/*
+ * Polls before this many fruitless tests in a row are spun (sched_yield between them); after them the
+ * thread waits between tests, from BACKOFF_MIN_NS doubling up to BACKOFF_MAX_NS, and wakes at once
+ * for a new operation. A spinning thread per process took the cores that lavapipe's workers and the
+ * other processes needed: three processes on two cores stalled for seconds (mpi-run.test.ts).
+ */
+#define SPIN_POLLS 2000
+#define BACKOFF_MIN_NS 2000L
+#define BACKOFF_MAX_NS 200000L
+
+static void back_off(unsigned idle_polls) {
+  if (idle_polls < SPIN_POLLS) {
+    sched_yield();
+    return;
+  }
+  long wait_ns = BACKOFF_MIN_NS;
+  for (unsigned i = SPIN_POLLS; i < idle_polls && wait_ns < BACKOFF_MAX_NS; i++) wait_ns *= 2;
+  if (wait_ns > BACKOFF_MAX_NS) wait_ns = BACKOFF_MAX_NS;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += wait_ns;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec += 1;
+    until.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&g.lock);
+  if (!g.news) pthread_cond_timedwait(&g.wake, &g.lock, &until);
+  pthread_mutex_unlock(&g.lock);
 }
 
 static void cancel_active(double id) {
@@ -317,6 +349,7 @@ static void* progress(void* unused) {
   if (g.state != RUNNING) return NULL;
   double* cancels = NULL;
   size_t cancel_capacity = 0;
+  unsigned idle_polls = 0;
   for (;;) {
     Op* incoming = NULL;
     size_t cancel_count = 0;
@@ -341,6 +374,7 @@ static void* progress(void* unused) {
       pthread_mutex_unlock(&g.lock);
     }
     if (abort_asked) MPI_Abort(MPI_COMM_WORLD, abort_code);
+    int incoming_posted = incoming != NULL;
     while (incoming) {
       Op* next = incoming->next;
       post(incoming);
@@ -352,8 +386,8 @@ static void* progress(void* unused) {
       break;
     }
     if (active_count > 0) {
-      poll_active();
-      sched_yield();
+      idle_polls = poll_active() > 0 || incoming_posted ? 0 : idle_polls + 1;
+      back_off(idle_polls);
     }
   }
   free(cancels);

@@ -1,0 +1,203 @@
+/**
+ * Ranks as processes, end to end on lavapipe: `mpirun` starts the processes, each opens its block of
+ * the devices and runs its ranks of the same plan; chunks between processes go by mpi. Every
+ * workload split over 2 and 3 processes and verified, once over TCP alone; the CLI's output from
+ * process 0 alone; bad input refused before any kernel runs; a chunk that never arrives and a
+ * process killed mid-run end every process with a typed error, none left behind.
+ */
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'tsup';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+// Under the runtime package, so that the bundle's `import('webgpu')` resolves to its dependency.
+const outDir = `${root}packages/runtime/node_modules/.cache/mpi-run`;
+const bundle = pathToFileURL(`${outDir}/entry.js`).href;
+const cli = `${outDir}/cli.js`;
+const mpiAddon = `${root}packages/runtime/native/mpi/build/Release/mpi_transport.node`;
+const hostCopyAddon = `${root}packages/runtime/native/build/Release/host_copy.node`;
+const script = (name: string) => fileURLToPath(new URL(`mpi/${name}`, import.meta.url));
+
+const hasMpirun = spawnSync('mpirun', ['--version'], { encoding: 'utf8' }).status === 0;
+// CI installs Open MPI: there these tests must run, not skip.
+const runMpi = hasMpirun || !!process.env.CI;
+if (!runMpi) console.warn('skipping the runs over MPI processes: no mpirun on PATH (install openmpi-bin and libopenmpi-dev)');
+
+interface Job extends SpawnSyncReturns<string> {
+  readonly seconds: number;
+}
+
+/** `mpirun -n <processes> [mca...] node <program> [args...]`, as root too, on 2 cores too. */
+function mpirun(processes: number, program: readonly string[], mca: readonly string[] = [], timeoutMs = 120_000): Job {
+  const started = performance.now();
+  const child = spawnSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-n', String(processes), ...mca, process.execPath, ...program], {
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    env: {
+      ...process.env,
+      SYNCOPATE_MPI_ADDON: mpiAddon,
+      ...(existsSync(hostCopyAddon) && { SYNCOPATE_HOST_COPY_ADDON: hostCopyAddon }),
+      XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp',
+    },
+  });
+  return { ...child, seconds: (performance.now() - started) / 1000 };
+}
+
+const said = (job: Job) => `exit ${job.status} (${job.signal ?? 'no signal'}) after ${job.seconds.toFixed(1)} s\nstdout: ${job.stdout}\nstderr: ${job.stderr}`;
+
+interface Report {
+  readonly workload: string;
+  readonly verified: boolean;
+  readonly backend: string;
+  readonly processes?: { readonly count: number; readonly layout: readonly { readonly devices: readonly { readonly ranks: readonly number[] }[] }[] };
+}
+
+/** Each command line run by every process of one job (workloads.mjs); process 0's reports, in order. */
+function runAll(processes: number, commands: readonly (readonly string[])[], mca: readonly string[] = []): { job: Job; reports: { code: number; report: Report }[] } {
+  const job = mpirun(processes, [script('workloads.mjs'), bundle, JSON.stringify(commands)], mca);
+  // Dawn may print a warning without a newline before a report: match the report wherever the line starts.
+  const reports = [...job.stdout.matchAll(/report (\d+) (.*)$/gm)].map(([, code, json]) => ({ code: Number(code), report: JSON.parse(json!) as Report }));
+  return { job, reports };
+}
+
+/** Every command verified, chunks between processes by mpi, and its ranks spread over every process. */
+function expectVerifiedOver(processes: number, commands: readonly (readonly string[])[], mca: readonly string[] = []) {
+  const { job, reports } = runAll(processes, commands, mca);
+  expect(job.status, said(job)).toBe(0);
+  expect(reports.length, said(job)).toBe(commands.length);
+  reports.forEach(({ code, report }, i) => {
+    const what = `${commands[i]!.join(' ')}\n${said(job)}`;
+    expect(code, what).toBe(0);
+    expect(report.verified, what).toBe(true);
+    expect(report.backend.split('+'), what).toContain('mpi');
+    expect(report.processes?.count, what).toBe(processes);
+    for (const p of report.processes!.layout) expect(p.devices.flatMap((d) => d.ranks).length, what).toBeGreaterThan(0);
+  });
+}
+
+const every = (ranks: number, extra: readonly string[] = []) =>
+  ['ag-gemm', 'gemm-rs', 'gemv-ar', 'a2a-gemm', 'embed-a2a', 'ring-attn'].map((w) => ['run', w, '--ranks', String(ranks), ...extra]);
+
+describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
+  beforeAll(async () => {
+    if (!existsSync(mpiAddon) || statSync(mpiAddon).mtimeMs < statSync(`${root}packages/runtime/native/mpi/mpi_transport.c`).mtimeMs) {
+      const built = spawnSync(process.execPath, [`${root}packages/runtime/native/build-mpi.mjs`], { encoding: 'utf8', env: { ...process.env, SYNCOPATE_REQUIRE_MPI_ADDON: '1' } });
+      if (built.status !== 0) throw new Error(`native/build-mpi.mjs failed: ${built.stdout}${built.stderr}`);
+    }
+    const packages = ['ir', 'passes', 'backends', 'runtime', 'core'];
+    await build({
+      entry: { entry: `${root}packages/core/test/mpi/entry.ts`, cli: `${root}packages/core/src/tools/cli.ts` },
+      outDir,
+      format: ['esm'],
+      platform: 'node',
+      target: 'node20',
+      splitting: false,
+      noExternal: [/.*/],
+      external: ['webgpu'],
+      dts: false,
+      sourcemap: false,
+      clean: true,
+      silent: true,
+      config: false,
+      esbuildOptions(options) {
+        options.alias = Object.fromEntries(packages.map((p) => [`@syncopate/${p}`, `${root}packages/${p}/src/index.ts`]));
+      },
+    });
+  }, 120_000);
+
+  it('mpirun is on PATH (CI must run these tests)', () => {
+    expect(hasMpirun).toBe(true);
+  });
+
+  it('runs every workload over 2 processes, a device each, and over 2 devices each (mpi and peer-copy), verified', () => {
+    expectVerifiedOver(2, [...every(4), ['run', 'ag-gemm', '--ranks', '4', '--devices', '4'], ['run', 'a2a-gemm', '--ranks', '4', '--dtype', 'f16', '--m', '41', '--n', '78', '--k', '32']]);
+  }, 240_000);
+
+  it('runs every workload over 3 processes, verified', () => {
+    expectVerifiedOver(3, every(3).map((argv) => [...argv, ...(argv[1] === 'embed-a2a' ? ['--m', '96'] : argv[1] === 'ring-attn' ? ['--m', '192'] : [])]));
+  }, 240_000);
+
+  it('runs over TCP alone (pml ob1, btl tcp,self: the path between machines), verified', () => {
+    expectVerifiedOver(2, [every(2)[0]!, every(2)[1]!], ['--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self']);
+  }, 120_000);
+
+  it('benches over 2 processes: every variant verified, the report from process 0 alone', () => {
+    const job = mpirun(2, [cli, 'bench', 'ag-gemm', '--ranks', '2', '--m', '64', '--n', '32', '--k', '32', '--runs', '3', '--warmup', '1', '--json']);
+    expect(job.status, said(job)).toBe(0);
+    const report = JSON.parse(job.stdout) as { reports: { devices: number; variants: Record<string, { verified: boolean; backend: string }> }[] };
+    const row = report.reports[0]!;
+    expect(row.devices).toBe(2);
+    for (const v of Object.values(row.variants)) expect(v.verified).toBe(true);
+    expect(row.variants.fused!.backend).toBe('mpi');
+  }, 120_000);
+
+  it('prints one report, from process 0, with the layout of processes, hosts, devices and ranks', () => {
+    const job = mpirun(2, [cli, 'run', 'gemm-rs', '--ranks', '4']);
+    expect(job.status, said(job)).toBe(0);
+    expect(job.stdout.match(/^workload/gm)?.length, said(job)).toBe(1);
+    expect(job.stdout).toMatch(/^processes\s+2 on 1 host$/m);
+    expect(job.stdout).toMatch(/^ {2}process 0\s+\S+: device 0 \(.*\) ranks 0-1$/m);
+    expect(job.stdout).toMatch(/^ {2}process 1\s+\S+: device 1 \(.*\) ranks 2-3$/m);
+    expect(job.stdout).toMatch(/^verified\s+yes$/m);
+  }, 120_000);
+
+  it('refuses ranks that do not divide over the processes before any kernel runs, in every process', () => {
+    const job = mpirun(2, [cli, 'run', 'ag-gemm', '--ranks', '3']);
+    expect(job.status, said(job)).toBe(2);
+    expect(job.stderr).toContain('syncopate: 3 ranks do not divide over 2 processes: give --ranks a multiple of 2');
+    expect(job.stderr).toContain('[process 1 on ');
+    expect(job.stdout).toBe('');
+  }, 60_000);
+
+  it('refuses a plan that differs between the processes (PlanMismatchError in each) before any kernel runs', () => {
+    const one = (m: string) => ['-n', '1', process.execPath, cli, 'run', 'ag-gemm', '--ranks', '2', '--m', m];
+    const started = performance.now();
+    const child = spawnSync('mpirun', ['--allow-run-as-root', '--oversubscribe', ...one('64'), ':', ...one('128')], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, SYNCOPATE_MPI_ADDON: mpiAddon, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp' },
+    });
+    const job = { ...child, seconds: (performance.now() - started) / 1000 };
+    expect(job.status, said(job)).toBe(2);
+    expect(job.stderr).toMatch(/syncopate: the processes did not all build the same placed plan: process 0 has [0-9a-f]{16}, process 1 [0-9a-f]{16}/);
+    expect(job.stderr).toMatch(/\[process 1 on \S+\] syncopate: the processes did not all build the same placed plan/);
+    expect(job.stdout).toBe('');
+  }, 60_000);
+
+  it('ends every process with a typed error naming the chunk, ranks and hosts when a chunk never arrives', () => {
+    const job = mpirun(2, [script('stall.mjs'), bundle, '2000'], [], 60_000);
+    expect(job.seconds, said(job)).toBeLessThan(45);
+    expect(job.status, said(job)).not.toBe(0);
+    const line = job.stdout.split('\n').find((l) => l.startsWith('error 0 '));
+    expect(line, said(job)).toBeDefined();
+    const error = JSON.parse(line!.slice('error 0 '.length)) as { name: string; message: string; cause: string };
+    expect(error.name).toBe('PeerCopyError');
+    expect(error.cause).toBe('ProcessTimeoutError');
+    expect(error.message).toMatch(/chunk \d+ %\S+ \(rank 1 -> rank 0\)/);
+    expect(error.message).toMatch(/process 0 \(host \S+\) waited 2000 ms for "of chunk \d+ %\S+ \(rank 1 -> rank 0\)" from process 1 \(host \S+\)/);
+    expect(job.stdout).not.toMatch(/finished/);
+  }, 60_000);
+
+  it('ends the job when a process is killed mid-run: the other says what was in flight, and no process is left', async () => {
+    const job = mpirun(2, [script('kill.mjs'), bundle, '3000'], [], 60_000);
+    expect(job.error, said(job)).toBeUndefined();
+    expect(job.seconds, said(job)).toBeLessThan(40);
+    expect(job.status, said(job)).not.toBe(0);
+    expect(job.stderr).toMatch(/ProcessLostError: process 0 \(host \S+\) lost "[^"]+"/);
+    const pids = [...job.stdout.matchAll(/^pid \d (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(pids.length, said(job)).toBe(2);
+    for (const pid of pids) expect(running(pid), `process ${pid} still runs`).toBe(false);
+  }, 60_000);
+});
+
+/** Whether `pid` runs: no /proc entry once reaped; a zombie (exited, not yet reaped) runs no more. */
+function running(pid: number): boolean {
+  try {
+    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
