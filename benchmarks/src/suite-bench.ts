@@ -56,13 +56,7 @@ import {
   type WorkloadName,
 } from '@syncopate/core';
 import { openDevices, type DeviceHandle } from '@syncopate/runtime';
-import { gpuShape } from './suite-shapes.js';
-
-/**
- * The SIMT GEMM's fastest tile on the H100 (benchmarks/README.md) for f32; f16 takes the workloads'
- * own tile, which is their tensor-core tile where the dots lower to subgroup matrices (Workload.tensorCoreBlock).
- */
-const GEMM_BLOCK = { f32: { block: { m: 128, n: 128, k: 8 } }, f16: {} } as const;
+import { GEMM_BLOCK, gpuShape } from './suite-shapes.js';
 
 /** Output rows checked per timed kernel (see RunWorkloadOptions.verifyRows). */
 const VERIFY_ROWS = 16;

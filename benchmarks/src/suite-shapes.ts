@@ -20,3 +20,9 @@ export function gpuShape(workload: WorkloadName, ranks: number, size: number): W
       return getWorkload(workload).defaults;
   }
 }
+
+/**
+ * The SIMT GEMM's fastest tile on the H100 (benchmarks/README.md) for f32; f16 takes the workloads'
+ * own tile, which is their tensor-core tile where the dots lower to subgroup matrices (Workload.tensorCoreBlock).
+ */
+export const GEMM_BLOCK = { f32: { block: { m: 128, n: 128, k: 8 } }, f16: {} } as const;

@@ -2,7 +2,6 @@
  * Loading native/mpi/mpi_transport.c (built by native/build-mpi.mjs where `mpicc` is on PATH). Only a
  * process started by an MPI launcher loads it: loading it links libmpi into the process.
  */
-import { constants } from 'node:os';
 
 /** A range for the addon: a byte view, or [head, tail], the first and last views of one mapped range. */
 export type AddonRange = Uint8Array | readonly [Uint8Array, Uint8Array];
@@ -64,13 +63,21 @@ function addonCandidates(moduleUrl: string): string[] {
  * here, not mid-run. libmpi is made global by the addon itself before MPI starts (Open MPI's plugins
  * may need its symbols).
  */
+/**
+ * A Node built-in without a static import, so that a browser bundle of the runtime never asks for
+ * it (the MPI transport runs only in Node >= 20.16).
+ */
+export function nodeBuiltin<T>(id: string): T {
+  return (process as unknown as { getBuiltinModule(id: string): T }).getBuiltinModule(id);
+}
+
 export function loadMpiAddon(): { addon?: MpiAddon; why?: string } {
   if (typeof process === 'undefined' || typeof process.dlopen !== 'function') return { why: 'not Node.js' };
   const errors: string[] = [];
   for (const path of addonCandidates(import.meta.url)) {
     const module = { exports: {} as Partial<MpiAddon> };
     try {
-      process.dlopen(module, path, constants.dlopen.RTLD_NOW);
+      process.dlopen(module, path, nodeBuiltin<typeof import('node:os')>('node:os').constants.dlopen.RTLD_NOW);
     } catch (e) {
       errors.push(`${path}: ${(e as Error).message.split('\n')[0]}`);
       continue;

@@ -5,7 +5,6 @@
  * and a receive that times out is cancelled (and awaited) before its promise rejects, so nothing is
  * written into a range after the caller may have unmapped it.
  */
-import { writeSync } from 'node:fs';
 import {
   ProcessGroupError,
   ProcessLostError,
@@ -14,7 +13,9 @@ import {
   UsageError,
   type ProcessOperation,
 } from '../errors.js';
-import { ADDON_CODES, loadMpiAddon, type MpiAddon, type MpiInfo } from './addon.js';
+import { ADDON_CODES, loadMpiAddon, nodeBuiltin, type MpiAddon, type MpiInfo } from './addon.js';
+
+const writeSync = (fd: number, text: string) => nodeBuiltin<typeof import('node:fs')>('node:fs').writeSync(fd, text);
 import { transportRange } from './ranges.js';
 
 /** The processes of an MPI job, this one among them. */
