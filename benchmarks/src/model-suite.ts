@@ -13,18 +13,18 @@ import { parseArgs } from 'node:util';
 import { costModelTable, formatBenchMs, modelBench, type BenchReport, type RunOptions } from '@syncopate/core';
 import { queueFloor, readDmaRates } from './queue-floor.js';
 
-interface Line {
+export interface SuiteLine {
   readonly section: string;
   readonly run: RunOptions;
   readonly report: BenchReport;
 }
 
-function readSuiteLines(files: readonly string[]): Line[] {
+export function readSuiteLines(files: readonly string[]): SuiteLine[] {
   return files.flatMap((f) =>
     readFileSync(f, 'utf8')
       .split('\n')
       .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as Line)
+      .map((l) => JSON.parse(l) as SuiteLine)
       .filter((l) => l.section === 'suite'),
   );
 }
@@ -55,7 +55,7 @@ if (isMain) {
  * kernel) and compute alone + its busiest device's DMA (one queue a device); sequential over it is the
  * most overlap could give.
  */
-function printQueueFloors(lines: readonly Line[], probe: string): void {
+function printQueueFloors(lines: readonly SuiteLine[], probe: string): void {
   const rates = readDmaRates(probe);
   const gbps = (msPerByte: number) => (1 / msPerByte / 1e6).toFixed(1);
   console.log(`\nOne queue a device (read-back ${gbps(rates.readBackMsPerByte)} GB/s, upload ${gbps(rates.uploadMsPerByte)} GB/s, from ${probe})\n`);

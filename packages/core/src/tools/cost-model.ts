@@ -122,8 +122,12 @@ export function crossDeviceBytes(kernel: Module, plan: ChunkPlan, rankDevice: re
 
 /** The three variants' times (and the two parts alone) under `params`. */
 export function predict(g: WorkloadGeometry, p: CostModelParams): Prediction {
+  return predictSteps(g, g.stepBytes.map((b) => p.latencyMs + b / p.bytesPerMs), p);
+}
+
+/** The three variants' times given each step's time on the busiest device, in order. */
+function predictSteps(g: Omit<WorkloadGeometry, 'stepBytes'>, comm: readonly number[], p: CostModelParams): Prediction {
   const computeOnly = g.tiles * p.tileMs;
-  const comm = g.stepBytes.map((b) => p.latencyMs + b / p.bytesPerMs);
   const commOnly = comm.reduce((a, b) => a + b, 0);
   const steps = comm.length;
   if (steps === 0) return { sequential: computeOnly, decomposed: computeOnly, fused: computeOnly, computeOnly, commOnly };
@@ -156,6 +160,72 @@ export function predict(g: WorkloadGeometry, p: CostModelParams): Prediction {
   const shown = local < 1 && p.queueShare !== undefined ? p.queueShare : (p.deviceShare ?? 0) * local;
   const fused = pipeline(0) + shown * Math.max(0, hidden);
   return { sequential: computeOnly + commOnly, decomposed: pipeline(p.dispatchMs), fused, computeOnly, commOnly };
+}
+
+/** The link between nodes, as one device sees it: bytes it receives per millisecond, and a fixed cost per step. */
+export interface InterNodeLink {
+  readonly bytesPerMs: number;
+  readonly latencyMs: number;
+}
+
+/** Devices on `nodes` nodes of `gpusPerNode` each (device d on node ⌊d / gpusPerNode⌋), and the link between the nodes. */
+export interface NodeLayout {
+  readonly nodes: number;
+  readonly gpusPerNode: number;
+  readonly interNode: InterNodeLink;
+}
+
+/** Bytes one device receives in one step: from devices of its own node, and from other nodes. */
+export interface LinkBytes {
+  readonly intra: number;
+  readonly inter: number;
+}
+
+/** A workload's geometry with each step's bytes split by the link they arrive on; see `nodeGeometry`. */
+export interface NodeGeometry extends WorkloadGeometry {
+  /** Per step (in the order of `stepBytes`), per device: what it receives over each link. */
+  readonly stepLinks: readonly (readonly LinkBytes[])[];
+}
+
+/**
+ * The geometry of `kernel` + `plan` with ranks placed by `rankDevice` on `nodes` nodes of
+ * `gpusPerNode` devices. A chunk between ranks of one device, or of two devices on one node, arrives
+ * within the node. Throws RangeError where the devices do not fit on the nodes.
+ */
+export function nodeGeometry(kernel: Module, plan: ChunkPlan, rankDevice: readonly number[], layout: Pick<NodeLayout, 'nodes' | 'gpusPerNode'>): NodeGeometry {
+  const { nodes, gpusPerNode } = layout;
+  if (!(Number.isInteger(nodes) && nodes > 0 && Number.isInteger(gpusPerNode) && gpusPerNode > 0)) {
+    throw new RangeError(`nodeGeometry: nodes and gpusPerNode must be positive integers, got ${nodes} and ${gpusPerNode}`);
+  }
+  const devices = Math.max(0, ...rankDevice) + 1;
+  if (devices > nodes * gpusPerNode) throw new RangeError(`nodeGeometry: ${devices} devices do not fit on ${nodes} nodes of ${gpusPerNode}`);
+  const node = (rank: number) => Math.floor((rankDevice[rank] ?? 0) / gpusPerNode);
+  const dtypeOf = new Map(kernel.tensors.map((t) => [t.name, t.dtype]));
+  const geometry = workloadGeometry(kernel, plan, rankDevice);
+  const steps = [...new Set(plan.chunks.map((c) => c.step))].sort((a, b) => a - b);
+  const index = new Map(steps.map((step, i) => [step, i]));
+  const stepLinks = steps.map(() => Array.from({ length: devices }, () => ({ intra: 0, inter: 0 })));
+  for (const c of plan.chunks) {
+    const into = stepLinks[index.get(c.step)!]![rankDevice[c.dst] ?? 0]!;
+    const bytes = volume(c.region) * dtypeBytes(dtypeOf.get(c.tensor) ?? 'f32');
+    if (node(c.src) === node(c.dst)) into.intra += bytes;
+    else into.inter += bytes;
+  }
+  return { ...geometry, stepLinks };
+}
+
+/**
+ * The three variants of a workload placed on several nodes (`nodeGeometry`): chunks within a node
+ * move at the fitted `p.bytesPerMs` after `p.latencyMs`, chunks between nodes at `interNode`'s rate
+ * after its latency. A device's two links work side by side, so its step takes the longer of its two
+ * links' times (the slower link it uses sets it), and the step the longest over the devices; the
+ * pipeline is `predict`'s. On one node it is `predict`. Where a device's chunks of one step share a
+ * path the model does not see (both links through the same host staging), it is a lower bound.
+ */
+export function predictOnNodes(g: NodeGeometry, p: CostModelParams, interNode: InterNodeLink): Prediction {
+  const over = (bytes: number, latencyMs: number, bytesPerMs: number) => (bytes > 0 ? latencyMs + bytes / bytesPerMs : 0);
+  const comm = g.stepLinks.map((devices) => Math.max(0, ...devices.map((d) => Math.max(over(d.intra, p.latencyMs, p.bytesPerMs), over(d.inter, interNode.latencyMs, interNode.bytesPerMs)))));
+  return predictSteps(g, comm, p);
 }
 
 /** A measured row: its geometry, the parameters it is predicted with, its fused time. */

@@ -7,7 +7,7 @@
 import type { ChunkPlan, Module } from '@syncopate/ir';
 import { placeRanks } from '@syncopate/runtime';
 import { formatBenchMs, type BenchReport } from './bench.js';
-import { fitParams, predict, shareOfDevice, shareOfQueue, workloadGeometry, type CostModelParams, type Prediction, type WorkloadGeometry } from './cost-model.js';
+import { fitParams, nodeGeometry, predict, predictOnNodes, shareOfDevice, shareOfQueue, workloadGeometry, type CostModelParams, type NodeLayout, type Prediction, type WorkloadGeometry } from './cost-model.js';
 import { getWorkload } from '../workloads/index.js';
 import { type RunOptions } from './run-report.js';
 
@@ -41,14 +41,18 @@ export interface ModelledConfig {
   readonly projections: readonly Projection[];
 }
 
-/** The kernel and chunk plan a run of `run` builds (no device). */
-export function buildRunWorkload(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction' | 'gather'>): { kernel: Module; plan: ChunkPlan } {
+/**
+ * The kernel and chunk plan a run of `run` builds (no device): with the plan a run over `run.devices`
+ * devices takes by default (gemm-rs reduces by a ring over several, `defaultReduction`).
+ */
+export function buildRunWorkload(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction' | 'gather' | 'devices'>): { kernel: Module; plan: ChunkPlan } {
   return getWorkload(run.workload).build({
     ranks: run.ranks,
     shape: run.shape,
     dtype: run.dtype,
     ...(run.chunksPerRank ? { chunksPerRank: run.chunksPerRank } : {}),
     ...(run.reduction ? { reduction: run.reduction } : {}),
+    ...(run.devices !== undefined && run.devices > 1 ? { devices: run.devices } : {}),
     ...(run.gather ? { gather: run.gather } : {}),
   });
 }
@@ -121,6 +125,22 @@ export function modelBench(reports: readonly BenchReport[], runs: readonly RunOp
     });
     return { key, params, fusedParams, rows, projections };
   });
+}
+
+/**
+ * A configuration's prediction for `run` placed on `layout.nodes` nodes of `layout.gpusPerNode`
+ * devices (`run.ranks` over all of them, `run.ranksPerDevice` a device, default as many as divide
+ * evenly): sequential and decomposed with `config.params`, fused with `config.fusedParams`, chunks
+ * between nodes over `layout.interNode` (`predictOnNodes`).
+ */
+export function projectOnNodes(run: Pick<RunOptions, 'workload' | 'ranks' | 'shape' | 'dtype' | 'chunksPerRank' | 'reduction' | 'gather' | 'ranksPerDevice'>, config: Pick<ModelledConfig, 'params' | 'fusedParams'>, layout: NodeLayout): Prediction {
+  const devices = layout.nodes * layout.gpusPerNode;
+  const rankDevice = placeRanks(run.ranks, devices, run.ranksPerDevice);
+  const used = Math.max(...rankDevice) + 1;
+  if (used !== devices) throw new RangeError(`projectOnNodes: ${run.ranks} ranks fill ${used} of the ${devices} devices of ${layout.nodes} nodes of ${layout.gpusPerNode}`);
+  const { kernel, plan } = buildRunWorkload({ ...run, devices });
+  const g = nodeGeometry(kernel, plan, rankDevice, layout);
+  return { ...predictOnNodes(g, config.params, layout.interNode), fused: predictOnNodes(g, config.fusedParams, layout.interNode).fused };
 }
 
 const ms = formatBenchMs;
