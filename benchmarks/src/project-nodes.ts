@@ -38,6 +38,7 @@ if (isMain) {
   );
   const ms = formatBenchMs;
   const gbps = (bytesPerMs: number) => (bytesPerMs / 1e6).toFixed(2);
+  const fitted: string[] = [];
   console.log('| row | ranks, placement | links between nodes | compute alone | comm alone | sequential | decomposed | fused | fused vs sequential |');
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const [i, line] of lines.entries()) {
@@ -59,8 +60,9 @@ if (isMain) {
       console.log(`| ${label} | 16, ${layout.nodes} × ${layout.gpusPerNode} (model) | ${name} | ${cells.join(' | ')} | ${(p.sequential / p.fused).toFixed(2)}x |`);
     }
     const p = config.params;
-    console.error(
-      `${config.key}: tile ${(p.tileMs * 1000).toFixed(3)} µs, ${gbps(p.bytesPerMs)} GB/s (fused ${gbps(config.fusedParams.bytesPerMs)}), latency ${ms(p.latencyMs)} ms, dispatch ${ms(p.dispatchMs)} ms, queue share ${(p.queueShare ?? 0).toFixed(2)}`,
+    fitted.push(
+      `- ${config.key}: tile ${(p.tileMs * 1000).toFixed(3)} µs, ${gbps(p.bytesPerMs)} GB/s (fused ${gbps(config.fusedParams.bytesPerMs)}), latency ${ms(p.latencyMs)} ms, dispatch ${ms(p.dispatchMs)} ms, queue share ${(p.queueShare ?? 0).toFixed(2)}`,
     );
   }
+  console.log(`\nFitted from the measured row (model-suite's fit; the queue share from the other rows):\n\n${fitted.join('\n')}`);
 }
