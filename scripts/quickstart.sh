@@ -4,6 +4,8 @@
 #   SYNCOPATE_SKIP_WEBGPU=1              carry on (with a warning) if scripts/setup-webgpu.sh fails.
 #   SYNCOPATE_REQUIRE_HOST_COPY_ADDON=1  stop if the addon cannot be built (scripts/test.sh sets it);
 #                                        otherwise the build goes on without it.
+#   SYNCOPATE_WITH_MPI=1                 also install Open MPI (scripts/setup-mpi.sh), so that the build
+#                                        makes the MPI transport addon (scripts/test.sh sets it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
@@ -28,6 +30,8 @@ if ! bash scripts/setup-webgpu.sh; then
     exit 1
   fi
 fi
+
+if [ "${SYNCOPATE_WITH_MPI:-}" = 1 ]; then bash scripts/setup-mpi.sh; fi
 
 if ! bash scripts/setup-toolchain.sh; then
   if [ "${SYNCOPATE_REQUIRE_HOST_COPY_ADDON:-}" = 1 ]; then

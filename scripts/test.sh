@@ -5,6 +5,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 # The host-copy addon must build here (a C compiler and Node's headers are on this machine kind), and its test checks it loaded.
 export SYNCOPATE_REQUIRE_HOST_COPY_ADDON=1
+# Ranks as processes are tested under mpirun: Open MPI is installed and the MPI addon must build.
+export SYNCOPATE_WITH_MPI=1 SYNCOPATE_REQUIRE_MPI_ADDON=1
 bash scripts/quickstart.sh
 # node-gyp's headers for the addon's build when check-packages.mjs installs the packed runtime.
 source scripts/node-headers.sh
