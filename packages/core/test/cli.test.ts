@@ -163,6 +163,10 @@ describe('bad usage: one line on stderr, exit code 2', () => {
     [['run', 'gemm-rs', '--m', '7.5'], "--m must be a positive integer, got '7.5'"],
     [['run', 'gemm-rs', '--order', 'random'], "--order must be one of"],
     [['run', 'gemm-rs', '--dtype', 'bf16'], "--dtype must be one of f32, f16, got 'bf16'"],
+    // Not started by mpirun (this test's process is alone), before any device opens.
+    [['run', 'ag-gemm', '--ranks', '2', '--processes', '2'], '--processes 2: this process was not started by mpirun; run mpirun -n 2 syncopate ...'],
+    [['bench', 'ag-gemm', '--ranks', '2', '--processes', '2'], '--processes 2: this process was not started by mpirun'],
+    [['run', 'ag-gemm', '--processes', '0'], "--processes must be a positive integer, got '0'"],
   ];
 
   it.each(cases)('%j', async (argv, message) => {

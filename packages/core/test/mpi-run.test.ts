@@ -151,6 +151,13 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
     expect(job.stdout).toBe('');
   }, 60_000);
 
+  it('refuses a job of another size than --processes says, in every process', () => {
+    const job = mpirun(2, [cli, 'run', 'ag-gemm', '--ranks', '2', '--processes', '3']);
+    expect(job.status, said(job)).toBe(2);
+    expect(job.stderr).toContain('syncopate: --processes 3, but mpirun started 2: give mpirun -n 3');
+    expect(job.stdout).toBe('');
+  }, 60_000);
+
   it('refuses a plan that differs between the processes (PlanMismatchError in each) before any kernel runs', () => {
     const one = (m: string) => ['-n', '1', process.execPath, cli, 'run', 'ag-gemm', '--ranks', '2', '--m', m];
     const started = performance.now();

@@ -49,6 +49,8 @@ export interface RunCommand {
   readonly trace?: string;
   /** A directory to write each device's WGSL and plan.json into (`--dump-wgsl`). */
   readonly dumpWgsl?: string;
+  /** The processes mpirun must have started (`--processes`); refused before any device opens otherwise. */
+  readonly processes?: number;
 }
 
 export type Command = { readonly kind: 'help' } | CompileCommand | RunCommand | BenchCommand | TuneCommand | LayerCommand;
@@ -91,6 +93,7 @@ const OPTIONS = {
   variant: { type: 'string' },
   check: { type: 'string' },
   attention: { type: 'string' },
+  processes: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -99,8 +102,8 @@ export type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends '
 const COMMON: readonly OptionName[] = ['help', 'ranks', 'm', 'n', 'k', 'dtype', 'chunks-per-rank', 'gather', 'reduction', 'order'];
 const ALLOWED: Record<'compile' | 'run' | 'bench' | 'tune', readonly OptionName[]> = {
   compile: [...COMMON, 'emit', 'time', 'runs', 'dump-ir-after', 'json', 'ir', 'plan', 'dump-wgsl', 'target'],
-  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl', 'target', 'no-robustness', 'verify-rows'],
-  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out', 'trace', 'tuned', 'no-robustness', 'verify-rows'],
+  run: [...COMMON, 'backend', 'seed', 'json', 'devices', 'ranks-per-device', 'trace', 'dump-wgsl', 'target', 'no-robustness', 'verify-rows', 'processes'],
+  bench: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'out', 'trace', 'tuned', 'no-robustness', 'verify-rows', 'processes'],
   tune: [...COMMON, 'seed', 'json', 'devices', 'ranks-per-device', 'runs', 'warmup', 'no-robustness', 'verify-rows'],
 };
 const COMMANDS = ['compile', 'run', 'bench', 'tune', 'help'] as const;
@@ -261,6 +264,7 @@ function runCommand(workload: Workload, v: Values): RunCommand {
     json: v.json ?? false,
     ...optional('trace', fileName('trace', v.trace)),
     ...optional('dumpWgsl', fileName('dump-wgsl', v['dump-wgsl'], 'a directory name')),
+    ...optional('processes', integer('processes', v.processes, 1)),
   };
 }
 

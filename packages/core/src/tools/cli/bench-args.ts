@@ -45,6 +45,8 @@ export interface BenchCommand extends SweepOptions {
   readonly trace: string | undefined;
   /** Each workload at the order and chunk count `syncopate tune` chose (tuning first when the cache has none). */
   readonly tuned: boolean;
+  /** The processes mpirun must have started (`--processes`). */
+  readonly processes?: number;
 }
 
 /** `syncopate tune`: `orders` and `chunksPerRank` are the candidates. */
@@ -105,6 +107,7 @@ export function benchCommand(name: string | undefined, v: Values): BenchCommand 
     out: fileName('out', v.out, 'a directory name'),
     trace: fileName('trace', v.trace),
     tuned: tuned(v),
+    ...(v.processes !== undefined && { processes: integer('processes', v.processes, 1) }),
   };
 }
 

@@ -1,5 +1,8 @@
 /** `syncopate compile` and `syncopate run`, given a parsed command; each returns the exit code. */
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import type { RankProcesses } from '../../api/processes.js';
+import { UsageError } from '../../workloads/index.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { emitPlacedKernels, type CodegenOptions } from '@syncopate/backends';
 import { print, type Diagnostic } from '@syncopate/ir';
@@ -28,11 +31,22 @@ export interface CliIO {
 
 /**
  * The options of a run as one process of an MPI job: its group, and by default a device per
- * process. A job of one process runs as if started alone.
+ * process. A job of one process runs as if started alone. With `expected` (`--processes`), a job of
+ * another size, or none (no mpirun), is refused here, before any device opens.
  */
-export function asJob<T extends { readonly devices?: number }>(options: T, processes: RankProcesses | undefined): T & { readonly processes?: RankProcesses } {
-  if (!processes || processes.size === 1) return options;
-  return { ...options, processes, devices: options.devices ?? processes.size };
+export function asJob<T extends { readonly devices?: number }>(options: T, processes: RankProcesses | undefined, expected?: number): T & { readonly processes?: RankProcesses } {
+  const size = processes?.size ?? 1;
+  if (expected !== undefined && size !== expected) {
+    if (processes) throw new UsageError(`--processes ${expected}, but mpirun started ${size}: give mpirun -n ${expected}`);
+    throw new UsageError(`--processes ${expected}: this process was not started by mpirun; run mpirun -n ${expected} syncopate ...${onPath('mpirun') ? '' : ' (mpirun is not on PATH: install Open MPI 4, e.g. bash scripts/setup-mpi.sh, or apt-get install openmpi-bin libopenmpi-dev)'}`);
+  }
+  if (!processes || size === 1) return options;
+  return { ...options, processes, devices: options.devices ?? size };
+}
+
+/** Whether an executable `name` is in one of PATH's directories. */
+function onPath(name: string): boolean {
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, name)));
 }
 
 function reportDiagnostics(io: CliIO, source: LoadedSource, diagnostics: readonly Diagnostic[], what = 'did not compile'): number {
@@ -191,7 +205,7 @@ export async function runCommand(cmd: RunCommand, io: CliIO): Promise<number> {
   if (limits !== undefined) checkRunFits(cmd.options, limits);
   const dumpDir = cmd.dumpWgsl;
   // Written before the run, so the kernels are there to read should the run fail.
-  const job = asJob(cmd.options, io.processes);
+  const job = asJob(cmd.options, io.processes, cmd.processes);
   const options: RunWorkloadOptions = dumpDir === undefined ? job : { ...job, onLowered: (l: LoweredWorkload) => reportDump(io, dumpDir, writeWgslDump(dumpDir, l)) };
   let report: RunReport;
   if (cmd.trace === undefined) report = await runWorkload(options);

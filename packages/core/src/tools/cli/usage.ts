@@ -83,8 +83,11 @@ run:
   --trace FILE              after the timed runs, trace one more run into FILE: a Chrome trace
                             (ui.perfetto.dev, chrome://tracing) of each device's dispatches per rank,
                             the transfers between devices and the host's waits for them
+  --processes P             the run must be P processes started by mpirun (mpirun -n P syncopate
+                            run ...): each opens its block of the --devices (default one each) and
+                            runs their ranks; chunks between processes go by MPI (docs/processes.md)
 
-bench (also --ranks, --m --n --k, --dtype, --devices, --ranks-per-device, --seed, --no-robustness, --verify-rows; a shape option
+bench (also --ranks, --m --n --k, --dtype, --devices, --ranks-per-device, --seed, --no-robustness, --verify-rows, --processes; a shape option
 applies to every workload, which otherwise keeps its defaults):
   --order O1,O2,...         tile orders to compare (default chunk-arrival): a tile-order ablation
   --chunks-per-rank C1,...  chunk counts to compare (default 1): a chunk-size sweep
