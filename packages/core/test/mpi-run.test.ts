@@ -123,6 +123,20 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
     expectVerifiedOver(2, [every(2)[0]!, every(2)[1]!], ['--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self']);
   }, 120_000);
 
+  it.each([2, 4])('runs the run API over 2 processes, %i devices in all: each gives its own ranks, reads its own, verified', (devices) => {
+    const job = mpirun(2, [script('run-api.mjs'), bundle, String(devices)]);
+    expect(job.status, said(job)).toBe(0);
+    const lines = [...job.stdout.matchAll(/^ok (\d) (\S+) (\S+) (\S*)$/gm)];
+    expect(lines.map((l) => [l[1], l[2]]).sort(), said(job)).toEqual([
+      ['0', '0,1'],
+      ['1', '2,3'],
+    ]);
+    for (const l of lines) {
+      expect(Number(l[3]), said(job)).toBe(0);
+      expect(l[4], 'read() of ranks in other processes').toBe('TensorInputError');
+    }
+  }, 120_000);
+
   it('benches over 2 processes: every variant verified, the report from process 0 alone', () => {
     const job = mpirun(2, [cli, 'bench', 'ag-gemm', '--ranks', '2', '--m', '64', '--n', '32', '--k', '32', '--runs', '3', '--warmup', '1', '--json']);
     expect(job.status, said(job)).toBe(0);

@@ -4,7 +4,8 @@
  * the same way for every program and tensor of a rank count (`placement`), so one kernel's output
  * tensor is the next one's input where it lies, with no host round trip.
  */
-import { Executor, openDevices, placeRanks, type DeviceHandle, type OpenDevicesOptions } from '@syncopate/runtime';
+import { Executor, listPciGpus, openDevices, placeRanks, type DeviceHandle, type OpenDevicesOptions } from '@syncopate/runtime';
+import { devicesOverProcesses, gpusOfProcess, type ProcessPlacement, type RankProcesses } from './processes.js';
 import type { CompiledKernel } from './compile.js';
 import { UsageError } from './usage-error.js';
 import { Program, type LoadOptions } from './program.js';
@@ -21,36 +22,73 @@ export interface DeviceGroupOptions {
   readonly timeoutMs?: number;
   /** Passed to `openDevices` (which GPUs, adapter options). */
   readonly open?: OpenDevicesOptions;
+  /**
+   * The MPI job this process is one of (`joinProcessGroup`): `devices` then counts the devices of
+   * every process (default one each); this one opens its block of them, on its block of its host's
+   * GPUs, and runs the ranks placed there. Every process must load the same programs and make the
+   * same tensors in the same order.
+   */
+  readonly processes?: RankProcesses;
 }
 
 /** Opens the devices (or takes the handles given) for programs and tensors to share. */
 export async function openDeviceGroup(options: DeviceGroupOptions = {}): Promise<DeviceGroup> {
   if (options.handles !== undefined && options.devices !== undefined) throw new UsageError('openDeviceGroup: give devices or handles, not both');
-  const count = options.devices ?? 1;
+  const job = options.processes && options.processes.size > 1 ? options.processes : undefined;
+  if (job && options.handles !== undefined) throw new UsageError('openDeviceGroup: under an MPI job give devices (of every process), not handles');
+  const count = options.devices ?? job?.size ?? 1;
   if (!Number.isInteger(count) || count < 1) throw new UsageError(`openDeviceGroup: devices must be a positive integer, got ${count}`);
-  const handles = options.handles ?? (await openDevices(count, { ...options.open, device: { requiredLimits: 'adapter-max', ...options.open?.device } }));
+  const deviceProcess = job ? devicesOverProcesses(count, job.size) : Array<number>(count).fill(0);
+  const ours = deviceProcess.flatMap((p, d) => (!job || p === job.rank ? [d] : []));
+  const open = { ...options.open, device: { requiredLimits: 'adapter-max' as const, ...options.open?.device }, ...(job && { gpus: gpusOfProcess(options.open?.gpus ?? listPciGpus(), job.localRank, ours.length) }) };
+  const handles = options.handles ?? (await openDevices(ours.length, open));
   if (handles.length === 0) throw new UsageError('openDeviceGroup: no handles given');
-  return new DeviceGroup(handles, options.handles === undefined, options.timeoutMs ?? 30_000);
+  const slots: (DeviceHandle | undefined)[] = job ? deviceProcess.map(() => undefined) : [...handles];
+  if (job) ours.forEach((d, i) => (slots[d] = handles[i]));
+  return new DeviceGroup(slots, options.handles === undefined, options.timeoutMs ?? 30_000, job && { group: job, deviceProcess });
 }
 
 export class DeviceGroup {
-  /** Per device, the store of tensors allocated (or adopted) there. */
-  private readonly stores: readonly Executor[];
+  /** Per device, the store of tensors allocated (or adopted) there; this process's devices only. */
+  private readonly stores: readonly (Executor | undefined)[];
   private closed = false;
 
   /** @internal use openDeviceGroup */
   constructor(
-    readonly devices: readonly DeviceHandle[],
+    /** Per device (of every process): its handle, where this process opened it. */
+    private readonly slots: readonly (DeviceHandle | undefined)[],
     private readonly ownsDevices: boolean,
     readonly timeoutMs: number,
+    /** Under an MPI job: the group, and which process opens each device. */
+    readonly processes?: ProcessPlacement,
   ) {
-    this.stores = devices.map((d) => Executor.create(d, { timeoutMs }));
+    this.stores = slots.map((d) => d && Executor.create(d, { timeoutMs }));
+  }
+
+  /** The devices this process opened (every device of the group outside an MPI job). */
+  get devices(): DeviceHandle[] {
+    return this.slots.flatMap((d) => (d ? [d] : []));
+  }
+
+  /** Devices of the group, over every process. */
+  get deviceCount(): number {
+    return this.slots.length;
+  }
+
+  /** @internal Per device of the group: its handle, undefined where another process runs it. */
+  get handles(): readonly (DeviceHandle | undefined)[] {
+    return this.slots;
+  }
+
+  /** Whether this process runs device `d`. */
+  runsDevice(d: number): boolean {
+    return this.slots[d] !== undefined;
   }
 
   /** Rank → device for a kernel or tensor of `ranks` ranks: blocks of ⌈ranks / devices⌉ (placeRanks). */
   placement(ranks: number): number[] {
     try {
-      return placeRanks(ranks, this.devices.length);
+      return placeRanks(ranks, this.slots.length);
     } catch (e) {
       throw new UsageError((e as Error).message.replace(/^placeRanks: /, ''));
     }
@@ -81,16 +119,18 @@ export class DeviceGroup {
     return Tensor.wrap(this, spec, buffers);
   }
 
-  /** @internal the tensor store of device `d` */
+  /** @internal the tensor store of device `d` (one of this process's) */
   store(d: number): Executor {
-    return this.stores[d]!;
+    const store = this.stores[d];
+    if (!store) throw new UsageError(`device ${d} is run by another process`);
+    return store;
   }
 
   /** Frees every tensor made here and closes the devices this group opened. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.stores.forEach((s) => s.destroy());
+    this.stores.forEach((s) => s?.destroy());
     if (this.ownsDevices) this.devices.forEach((d) => d.close());
   }
 

@@ -46,16 +46,18 @@ export class Program {
   static async load(group: DeviceGroup, compiled: CompiledKernel, options: LoadOptions): Promise<Program> {
     const { module } = compiled;
     const rankDevice = group.placement(module.ranks);
+    // Under an MPI job, which process runs each device the ranks are placed on: chunks between them go by mpi.
+    const processes = group.processes && { ...group.processes, deviceProcess: group.processes.deviceProcess.slice(0, Math.max(...rankDevice) + 1) };
     let placed: ReturnType<typeof emitPlacedKernels>;
     try {
-      placed = emitPlacedKernels(module, rankDevice, options.codegen);
+      placed = emitPlacedKernels(module, rankDevice, processes ? { ...options.codegen, deviceProcess: processes.deviceProcess } : options.codegen);
     } catch (e) {
       // The backends refuse what they cannot lower with a RangeError naming it.
       if (e instanceof RangeError) throw new UsageError(e.message);
       throw e;
     }
     if (E.isLeft(placed)) throw new CompileError(placed.left);
-    const session = await PlacedSession.prepare(group.devices, module, placed.right, { timeoutMs: group.timeoutMs, ...(options.peerCopy && { peerCopy: options.peerCopy }) });
+    const session = await PlacedSession.prepare(group.handles, module, placed.right, { timeoutMs: group.timeoutMs, ...(options.peerCopy && { peerCopy: options.peerCopy }), ...(processes && { processes }) });
     return new Program(group, compiled, placed.right, session);
   }
 
@@ -88,7 +90,7 @@ export class Program {
   }
 
   /** Per device, the buffer each of the kernel's tensors binds; throws a typed error naming the first misfit. */
-  private bindings(tensors: Readonly<Record<string, Tensor>>): Map<string, GPUBuffer>[] {
+  private bindings(tensors: Readonly<Record<string, Tensor>>): (Map<string, GPUBuffer> | undefined)[] {
     if (typeof tensors !== 'object' || tensors === null) throw new UsageError(`run: tensors must be an object of tensors by name (${this.tensors.map((t) => t.name).join(', ')})`);
     for (const name of Object.keys(tensors)) if (!this.tensors.some((t) => t.name === name)) throw this.unknownTensor(name);
     for (const spec of this.tensors) {
@@ -101,7 +103,7 @@ export class Program {
         throw new TensorInputError(spec.name, undefined, describe(spec), describe(tensor.spec));
       }
     }
-    return this.placed.devices.map((_, d) => new Map(this.tensors.map((spec) => [spec.name, tensors[spec.name]!.buffer(d)])));
+    return this.placed.devices.map((_, d) => (this.group.runsDevice(d) ? new Map(this.tensors.map((spec) => [spec.name, tensors[spec.name]!.buffer(d)])) : undefined));
   }
 
   private unknownTensor(name: string): TensorInputError {

@@ -10,9 +10,10 @@ import { boxElements, elementsOf, formatDistribution, formatShape, ownedRegion, 
 /**
  * One array per rank: its whole copy (every element of the shape), or, for a sharded tensor, the
  * block it owns (row-major). f32 tensors take Float32Array; f16 tensors Float32Array (rounded to the
- * nearest half) or Uint16Array (half bits as they are).
+ * nearest half) or Uint16Array (half bits as they are). Under an MPI job, a rank another process
+ * runs may be left undefined (its copy here only receives chunks).
  */
-export type RankArrays = readonly (Float32Array | Uint16Array)[];
+export type RankArrays = readonly (Float32Array | Uint16Array | undefined)[];
 
 /** What a new tensor holds: each rank's array, or one value everywhere (asked for, never assumed). */
 export type TensorInit = RankArrays | { readonly fill: number };
@@ -27,11 +28,15 @@ function expectedCounts(spec: TensorSpec, rank: number): string {
   return `${whole} or ${boxElements(own)} (the shard it owns, ${formatShape(own.hi.map((h, i) => h - own.lo[i]!))}: ${formatDistribution(spec.distribution)})`;
 }
 
-/** Throws a TensorInputError unless `data` holds one fitting array per rank of `spec`. */
-export function checkRankArrays(spec: TensorSpec, data: unknown): asserts data is RankArrays {
+/**
+ * Throws a TensorInputError unless `data` holds one fitting array per rank of `spec`; with `here`
+ * (the ranks this process of an MPI job runs), the others' may be undefined.
+ */
+export function checkRankArrays(spec: TensorSpec, data: unknown, here?: ReadonlySet<number>): asserts data is RankArrays {
   if (!Array.isArray(data)) throw new TensorInputError(spec.name, undefined, `an array of ${spec.ranks} per-rank arrays`, typeName(data));
   if (data.length !== spec.ranks) throw new TensorInputError(spec.name, undefined, `data for ${spec.ranks} ranks (one array each)`, `${data.length}`);
   data.forEach((array: unknown, rank) => {
+    if (array === undefined && here && !here.has(rank)) return;
     const types = spec.dtype === 'f16' ? ['Float32Array', 'Uint16Array'] : ['Float32Array'];
     const ok = array instanceof Float32Array || (spec.dtype === 'f16' && array instanceof Uint16Array);
     if (!ok) throw new TensorInputError(spec.name, rank, `${types.join(' or ')} for an ${spec.dtype} tensor`, typeName(array));
@@ -47,6 +52,7 @@ export function packRankArrays(spec: TensorSpec, data: RankArrays): Float32Array
   const f16 = spec.dtype === 'f16';
   const out = f16 ? new Uint16Array(elements * spec.ranks) : new Float32Array(elements * spec.ranks);
   data.forEach((array, rank) => {
+    if (array === undefined) return;
     const values = f16 && array instanceof Float32Array ? toHalfBits(array) : array;
     const copy = out.subarray(rank * elements, (rank + 1) * elements);
     if (values.length === elements) return copy.set(values);
@@ -60,10 +66,10 @@ export function packRankArrays(spec: TensorSpec, data: RankArrays): Float32Array
   return out;
 }
 
-/** What a tensor is made with or set to, checked against `spec` and packed. */
-export function initialData(spec: TensorSpec, init: TensorInit): Float32Array | Uint16Array {
+/** What a tensor is made with or set to, checked against `spec` and packed (`here` as in checkRankArrays). */
+export function initialData(spec: TensorSpec, init: TensorInit, here?: ReadonlySet<number>): Float32Array | Uint16Array {
   if (!Array.isArray(init) && typeof init === 'object' && init !== null && 'fill' in init) return filled(spec, init.fill);
-  checkRankArrays(spec, init);
+  checkRankArrays(spec, init, here);
   return packRankArrays(spec, init);
 }
 

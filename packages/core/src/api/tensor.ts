@@ -31,8 +31,9 @@ export class Tensor {
   /** @internal DeviceGroup.tensor */
   static async create(group: DeviceGroup, spec: TensorSpec, init: TensorInit): Promise<Tensor> {
     checkSpec(spec);
-    const data = initialData(spec, init);
-    const tensor = new Tensor(group, spec, `tensor#${nextId++}:${spec.name}`, group.placement(spec.ranks));
+    const placement = group.placement(spec.ranks);
+    const data = initialData(spec, init, ranksHere(group, placement));
+    const tensor = new Tensor(group, spec, `tensor#${nextId++}:${spec.name}`, placement);
     const made: number[] = [];
     try {
       for (const d of tensor.devices) {
@@ -51,19 +52,20 @@ export class Tensor {
     checkSpec(spec);
     const tensor = new Tensor(group, spec, `tensor#${nextId++}:${spec.name}`, group.placement(spec.ranks));
     const devices = tensor.devices;
-    if (buffers.length !== devices.length) throw new TensorInputError(spec.name, undefined, `one buffer for each of the ${devices.length} devices its ${spec.ranks} ranks are placed on`, `${buffers.length}`);
+    if (buffers.length !== devices.length) throw new TensorInputError(spec.name, undefined, `one buffer for each of the ${devices.length} devices (${devices.join(', ')}) its ${spec.ranks} ranks are placed on${group.processes ? ' in this process' : ''}`, `${buffers.length}`);
     const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-    buffers.forEach((b, d) => {
+    buffers.forEach((b, i) => {
+      const d = devices[i]!;
       if ((b.usage & usage) !== usage) throw new TensorInputError(spec.name, undefined, `a buffer on device ${d} with usage STORAGE | COPY_SRC | COPY_DST`, `usage ${b.usage}`);
       if (b.size < Tensor.bytes(spec)) throw new TensorInputError(spec.name, undefined, `a buffer of at least ${Tensor.bytes(spec)} bytes on device ${d} (${spec.ranks} ranks × ${formatShape(spec.shape)} ${spec.dtype})`, `${b.size} bytes`);
     });
-    devices.forEach((d) => group.store(d).adopt(tensor.key, buffers[d]!));
+    devices.forEach((d, i) => group.store(d).adopt(tensor.key, buffers[i]!));
     return tensor;
   }
 
-  /** The devices its ranks are placed on, in order. */
+  /** The devices its ranks are placed on (under an MPI job, those this process runs), in order. */
   get devices(): number[] {
-    return [...new Set(this.placement)];
+    return [...new Set(this.placement)].filter((d) => this.group.runsDevice(d));
   }
 
   /** Its buffer on device `d` (every rank's copy). */
@@ -78,18 +80,27 @@ export class Tensor {
     return this.group === group;
   }
 
-  /** Every rank's whole copy, as f32 (f16 converted exactly), each from the device the rank is placed on. */
+  /** Every rank's whole copy, as f32 (f16 converted exactly), each from the device the rank is placed on. Under an MPI job, `readRanks`. */
   async read(): Promise<Float32Array[]> {
+    const ranks = await this.readRanks();
+    if (ranks.size < this.placement.length) {
+      throw new TensorInputError(this.spec.name, undefined, 'ranks this process runs (readRanks gives those)', `ranks ${this.placement.flatMap((_, r) => (ranks.has(r) ? [] : [r])).join(', ')} of other processes`);
+    }
+    return this.placement.map((_, rank) => ranks.get(rank)!);
+  }
+
+  /** The whole copy of each rank this process runs (all of them outside an MPI job), by rank. */
+  async readRanks(): Promise<Map<number, Float32Array>> {
     this.checkLive();
     const buffers = new Map<number, ArrayBuffer>();
     for (const d of this.devices) buffers.set(d, await this.group.store(d).read(this.key));
-    return this.placement.map((d, rank) => unpackRank(this.spec, buffers.get(d)!, rank));
+    return new Map(this.placement.flatMap((d, rank) => (buffers.has(d) ? [[rank, unpackRank(this.spec, buffers.get(d)!, rank)] as const] : [])));
   }
 
   /** Replaces its contents on every device: `init` as `DeviceGroup.tensor` takes it, checked the same way. */
   write(init: TensorInit): void {
     this.checkLive();
-    const data = initialData(this.spec, init);
+    const data = initialData(this.spec, init, ranksHere(this.group, this.placement));
     for (const d of this.devices) this.group.store(d).write(this.key, data);
   }
 
@@ -104,6 +115,11 @@ export class Tensor {
     this.group.checkOpen();
     if (this.destroyed) throw new TensorInputError(this.spec.name, undefined, 'a live tensor', 'one destroyed');
   }
+}
+
+/** Under an MPI job, the ranks this process runs (the others' arrays may be left out); undefined otherwise. */
+function ranksHere(group: DeviceGroup, placement: readonly number[]): ReadonlySet<number> | undefined {
+  return group.processes && new Set(placement.flatMap((d, rank) => (group.runsDevice(d) ? [rank] : [])));
 }
 
 /** Throws a TensorInputError unless `spec` describes a tensor that can be laid out. */
