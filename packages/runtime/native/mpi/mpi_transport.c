@@ -20,9 +20,24 @@
  * abort(code): MPI_Abort(MPI_COMM_WORLD, code), from the progress thread; does not return.
  * finalize(): Promise<void>: active requests cancelled and waited for, queued ones rejected (code
  *   ERR_SYNCOPATE_MPI_CLOSED), then MPI_Finalize, and the thread ends.
+ *
+ * Single copy between processes on one host (send/receive with singleCopy true, on both sides): MPI
+ * carries only a descriptor (the sender's pid, its range's start, the byte count) and an ack, each on
+ * a communicator of its own (duplicated at init) so that neither matches a data message or the other.
+ * The receiver checks the count against its own, then reads the sender's range straight into its own
+ * with process_vm_readv (Linux cross-memory attach), cut into 64-byte-aligned slices of >= 256 KiB
+ * over a pool of copy threads, while the progress thread keeps polling; then it acks. The sender's
+ * promise settles on the ack, so its range stays mapped while it is read. A descriptor not yet
+ * received (receiver) or not yet sent (sender) can be cancelled; a copy under way or an ack awaited
+ * cannot (the peer may be reading the range), so it completes first.
+ * cmaToken(): Uint8Array: this process's pid, the address of a 16-byte token and the token, for a
+ *   peer's cmaCheck; also allows any process to ptrace (read) this one (prctl PR_SET_PTRACER, for Yama).
+ * cmaCheck(token): string: '' when process_vm_readv read that token from that process, else why not.
+ * setCopyThreads(n): how many copy threads the pool starts with its first copy (default 4).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <mpi.h>
 #include <node_api.h>
@@ -32,7 +47,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,10 +57,22 @@
 #define CLOSED "ERR_SYNCOPATE_MPI_CLOSED"
 #define SIZE_MISMATCH "ERR_SYNCOPATE_MPI_SIZE"
 #define MPI_FAILED "ERR_SYNCOPATE_MPI"
+#define COPY_FAILED "ERR_SYNCOPATE_MPI_COPY"
+#define REFUSED "ERR_SYNCOPATE_MPI_REFUSED"
 /* 2^53 - 1: every integer up to it is exact in a double. */
 #define MAX_SAFE_INTEGER 9007199254740991.0
 
 typedef enum { OP_SEND, OP_RECEIVE, OP_GATHER, OP_BARRIER, OP_FINALIZE } Kind;
+
+/* What a single-copy sender tells its receiver, and what the receiver answers. */
+typedef struct {
+  uint64_t pid;
+  uint64_t address;
+  uint64_t bytes;
+} Descriptor;
+enum { ACK_DONE = 0, ACK_SIZE = 1, ACK_COPY_FAILED = 2 };
+/* Single-copy phases: the descriptor in flight (cancellable), then the ack (sender: awaited; receiver: sent). */
+enum { HANDSHAKE = 0, ACKING = 1 };
 
 /* One call: built on the JS thread, owned by the progress thread from queueing to settling. */
 typedef struct Op {
@@ -69,6 +97,13 @@ typedef struct Op {
   const char* code;
   char message[MPI_MAX_ERROR_STRING + 160];
   int received;
+  /* Single copy: the descriptor, the ack {status, detail}, and the copy's slices still running and first error. */
+  int single_copy;
+  Descriptor descriptor;
+  int ack[2];
+  int slices_left;
+  int copy_error;
+  struct Op* copied_next;
 } Op;
 
 enum { NOT_STARTED, STARTING, RUNNING, FAILED, FINALIZED };
@@ -90,14 +125,21 @@ static struct {
   int news;
   /* Facts from init. */
   int rank, size, tag_ub;
+  /* Single copy's descriptors and acks: MPI_COMM_WORLD duplicated, so they match nothing else. */
+  MPI_Comm descriptors, acks;
+  /* Receives whose copy finished, for the progress thread to ack (under `lock`). */
+  Op* copied;
+  int copy_threads;
   char host[MPI_MAX_PROCESSOR_NAME + 1];
   char version[MPI_MAX_LIBRARY_VERSION_STRING + 1];
   /* JS thread only. */
   napi_threadsafe_function tsfn;
   size_t pending;
-} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .copy_threads = 4};
 
 /* ---- progress thread ---- */
+
+static void wake_locked_progress(void);
 
 /* Requests posted and not yet complete, and their operations, index for index. */
 static MPI_Request* active_requests;
@@ -136,12 +178,23 @@ static void post(Op* op) {
   const char* what = "";
   switch (op->kind) {
     case OP_SEND:
-      rc = MPI_Isend(op->data, op->bytes, MPI_BYTE, op->peer, op->tag, MPI_COMM_WORLD, &op->request);
-      what = "MPI_Isend";
+      if (op->single_copy) {
+        op->descriptor = (Descriptor){(uint64_t)getpid(), (uint64_t)(uintptr_t)op->data, (uint64_t)op->bytes};
+        rc = MPI_Isend(&op->descriptor, sizeof op->descriptor, MPI_BYTE, op->peer, op->tag, g.descriptors, &op->request);
+        what = "MPI_Isend (single-copy descriptor)";
+      } else {
+        rc = MPI_Isend(op->data, op->bytes, MPI_BYTE, op->peer, op->tag, MPI_COMM_WORLD, &op->request);
+        what = "MPI_Isend";
+      }
       break;
     case OP_RECEIVE:
-      rc = MPI_Irecv(op->data, op->bytes, MPI_BYTE, op->peer, op->tag, MPI_COMM_WORLD, &op->request);
-      what = "MPI_Irecv";
+      if (op->single_copy) {
+        rc = MPI_Irecv(&op->descriptor, sizeof op->descriptor, MPI_BYTE, op->peer, op->tag, g.descriptors, &op->request);
+        what = "MPI_Irecv (single-copy descriptor)";
+      } else {
+        rc = MPI_Irecv(op->data, op->bytes, MPI_BYTE, op->peer, op->tag, MPI_COMM_WORLD, &op->request);
+        what = "MPI_Irecv";
+      }
       break;
     case OP_GATHER:
       op->counts = calloc(g.size, sizeof(int));
@@ -189,6 +242,199 @@ static int next_phase(Op* op) {
   return 1;
 }
 
+/* ---- single copy ---- */
+
+#define MIN_SLICE_BYTES (256 << 10)
+
+typedef struct {
+  Op* op;
+  char* local;
+  uint64_t remote;
+  size_t bytes;
+} Slice;
+
+/* The copy threads and the slices queued for them. */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t work;
+  Slice* queue;
+  size_t next, count, capacity;
+  int started;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
+
+/* Receives whose copy runs (progress thread only): finalize waits for them. */
+static int copies_running;
+
+/* Reads `bytes` at `remote` in process `pid` into `local`: 0, or the errno of the first failure (a read that stops short fails). */
+static int read_remote(pid_t pid, char* local, uint64_t remote, size_t bytes) {
+  while (bytes > 0) {
+    struct iovec into = {local, bytes}, from = {(void*)(uintptr_t)remote, bytes};
+    ssize_t n = process_vm_readv(pid, &into, 1, &from, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EFAULT;
+    local += n;
+    remote += (uint64_t)n;
+    bytes -= (size_t)n;
+  }
+  return 0;
+}
+
+static void* copy_worker(void* unused) {
+  (void)unused;
+  for (;;) {
+    pthread_mutex_lock(&pool.lock);
+    while (pool.next == pool.count) pthread_cond_wait(&pool.work, &pool.lock);
+    Slice slice = pool.queue[pool.next++];
+    if (pool.next == pool.count) pool.next = pool.count = 0;
+    pthread_mutex_unlock(&pool.lock);
+    Op* op = slice.op;
+    int error = __atomic_load_n(&op->copy_error, __ATOMIC_RELAXED) ? 0 : read_remote((pid_t)op->descriptor.pid, slice.local, slice.remote, slice.bytes);
+    if (error) {
+      int none = 0;
+      __atomic_compare_exchange_n(&op->copy_error, &none, error, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    }
+    if (__atomic_sub_fetch(&op->slices_left, 1, __ATOMIC_ACQ_REL) == 0) {
+      pthread_mutex_lock(&g.lock);
+      op->copied_next = g.copied;
+      g.copied = op;
+      wake_locked_progress();
+      pthread_mutex_unlock(&g.lock);
+    }
+  }
+  return NULL;
+}
+
+/*
+ * Queues the copy of a receive whose descriptor matched: only the receive's own `bytes` into its
+ * own range, whatever else the descriptor says. Returns 0, or an errno if no copy thread starts.
+ */
+static int start_copy(Op* op) {
+  size_t bytes = (size_t)op->bytes;
+  int want = __atomic_load_n(&g.copy_threads, __ATOMIC_RELAXED);
+  size_t threads = (size_t)want;
+  size_t parts = bytes / MIN_SLICE_BYTES;
+  if (parts < 1) parts = 1;
+  if (parts > threads) parts = threads;
+  size_t per = ((bytes + parts - 1) / parts + 63) & ~(size_t)63;
+  size_t slices = (bytes + per - 1) / per;
+  pthread_mutex_lock(&pool.lock);
+  for (; pool.started < want; pool.started++) {
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, copy_worker, NULL) != 0) break;
+    pthread_detach(thread);
+  }
+  if (pool.started == 0) {
+    pthread_mutex_unlock(&pool.lock);
+    return EAGAIN;
+  }
+  if (pool.count + slices > pool.capacity) {
+    pool.capacity = (pool.count + slices) * 2;
+    pool.queue = realloc(pool.queue, pool.capacity * sizeof *pool.queue);
+  }
+  op->slices_left = (int)slices;
+  for (size_t offset = 0; offset < bytes; offset += per) {
+    size_t length = bytes - offset < per ? bytes - offset : per;
+    pool.queue[pool.count++] = (Slice){op, op->data + offset, op->descriptor.address + offset, length};
+  }
+  pthread_cond_broadcast(&pool.work);
+  pthread_mutex_unlock(&pool.lock);
+  copies_running++;
+  return 0;
+}
+
+/* A single-copy receive answers its sender; it settles once the ack is sent. */
+static void send_ack(Op* op, int status, int detail) {
+  op->ack[0] = status;
+  op->ack[1] = detail;
+  op->phase = ACKING;
+  int rc = MPI_Isend(op->ack, 2, MPI_INT, op->peer, op->tag, g.acks, &op->request);
+  if (rc != MPI_SUCCESS) {
+    if (op->code == NULL) fail(op, MPI_FAILED, "MPI_Isend (single-copy ack)", rc);
+    settle(op);
+    return;
+  }
+  activate(op);
+}
+
+static void copy_failed(Op* op, int error) {
+  op->code = COPY_FAILED;
+  snprintf(op->message, sizeof op->message, "could not read %d bytes from process %d (pid %llu) with process_vm_readv: %s", op->bytes, op->peer,
+           (unsigned long long)op->descriptor.pid, strerror(error));
+  send_ack(op, ACK_COPY_FAILED, error);
+}
+
+/* Acks the receives whose copy finished (progress thread). */
+static void drain_copied(void) {
+  if (__atomic_load_n(&g.copied, __ATOMIC_ACQUIRE) == NULL) return;
+  pthread_mutex_lock(&g.lock);
+  Op* op = g.copied;
+  g.copied = NULL;
+  pthread_mutex_unlock(&g.lock);
+  while (op) {
+    Op* next = op->copied_next;
+    copies_running--;
+    int error = __atomic_load_n(&op->copy_error, __ATOMIC_ACQUIRE);
+    if (error) copy_failed(op, error);
+    else send_ack(op, ACK_DONE, 0);
+    op = next;
+  }
+}
+
+/* A single-copy send or receive whose request completed (no error, not cancelled). */
+static void single_copy_step(Op* op, MPI_Status* status) {
+  if (op->kind == OP_SEND && op->phase == HANDSHAKE) {
+    op->phase = ACKING;
+    int rc = MPI_Irecv(op->ack, 2, MPI_INT, op->peer, op->tag, g.acks, &op->request);
+    if (rc != MPI_SUCCESS) {
+      fail(op, MPI_FAILED, "MPI_Irecv (single-copy ack)", rc);
+      settle(op);
+      return;
+    }
+    activate(op);
+    return;
+  }
+  if (op->kind == OP_SEND) {
+    if (op->ack[0] == ACK_SIZE) {
+      op->code = REFUSED;
+      snprintf(op->message, sizeof op->message, "process %d expected %d bytes, this send has %d", op->peer, op->ack[1], op->bytes);
+    } else if (op->ack[0] != ACK_DONE) {
+      op->code = COPY_FAILED;
+      snprintf(op->message, sizeof op->message, "process %d could not read this send's range with process_vm_readv: %s", op->peer, strerror(op->ack[1]));
+    }
+    settle(op);
+    return;
+  }
+  if (op->phase == ACKING) {
+    settle(op);
+    return;
+  }
+  int count = 0;
+  MPI_Get_count(status, MPI_BYTE, &count);
+  if (count != (int)sizeof op->descriptor) {
+    op->code = MPI_FAILED;
+    snprintf(op->message, sizeof op->message, "single-copy descriptor of %d bytes, expected %zu (the other process runs another transport?)", count, sizeof op->descriptor);
+    settle(op);
+    return;
+  }
+  if (op->descriptor.bytes != (uint64_t)op->bytes) {
+    op->code = SIZE_MISMATCH;
+    op->received = op->descriptor.bytes > INT_MAX ? INT_MAX : (int)op->descriptor.bytes;
+    snprintf(op->message, sizeof op->message, "received %llu bytes, expected %d", (unsigned long long)op->descriptor.bytes, op->bytes);
+    send_ack(op, ACK_SIZE, op->bytes);
+    return;
+  }
+  if (op->bytes == 0) {
+    send_ack(op, ACK_DONE, 0);
+    return;
+  }
+  int error = start_copy(op);
+  if (error) copy_failed(op, error);
+}
+
+/* Whether MPI_Cancel may be asked of `op`'s request: never of a single copy past its descriptor (the peer may be reading). */
+static int cancellable(Op* op) { return (op->kind == OP_SEND || op->kind == OP_RECEIVE) && !(op->single_copy && op->phase != HANDSHAKE); }
+
 /* The outcome of a request that completed with `status` (its error already `error`). */
 static void complete(Op* op, MPI_Status* status, int error) {
   if (error != MPI_SUCCESS) {
@@ -202,6 +448,9 @@ static void complete(Op* op, MPI_Status* status, int error) {
     if (cancelled) {
       op->code = closing ? CLOSED : CANCELLED;
       snprintf(op->message, sizeof op->message, "%s cancelled%s", op->kind == OP_SEND ? "send" : "receive", closing ? " by finalize()" : "");
+    } else if (op->single_copy) {
+      single_copy_step(op, status);
+      return;
     } else if (op->kind == OP_RECEIVE) {
       MPI_Get_count(status, MPI_BYTE, &op->received);
       if (op->received != op->bytes) {
@@ -277,17 +526,18 @@ static void cancel_active(double id) {
   for (int i = 0; i < active_count; i++) {
     Op* op = active_ops[i];
     /* Collectives cannot be cancelled (MPI 3.1, 5.12): they run on. */
-    if (op->id == id && (op->kind == OP_SEND || op->kind == OP_RECEIVE)) MPI_Cancel(&active_requests[i]);
+    if (op->id == id && cancellable(op)) MPI_Cancel(&active_requests[i]);
   }
 }
 
 static void finalize_now(Op* finalize) {
   closing = 1;
   for (int i = 0; i < active_count; i++)
-    if (active_ops[i]->kind == OP_SEND || active_ops[i]->kind == OP_RECEIVE) MPI_Cancel(&active_requests[i]);
+    if (cancellable(active_ops[i])) MPI_Cancel(&active_requests[i]);
   /* Settled only once complete or cancelled: nothing may write into a range after close. */
-  while (active_count > 0) {
+  while (active_count > 0 || copies_running > 0) {
     poll_active();
+    drain_copied();
     sched_yield();
   }
   pthread_mutex_lock(&g.lock);
@@ -336,6 +586,10 @@ static void init_mpi(void) {
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &found);
     g.tag_ub = found && tag_ub ? *tag_ub : 32767;
     MPI_Get_processor_name(g.host, &length);
+    MPI_Comm_dup(MPI_COMM_WORLD, &g.descriptors);
+    MPI_Comm_dup(MPI_COMM_WORLD, &g.acks);
+    MPI_Comm_set_errhandler(g.descriptors, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(g.acks, MPI_ERRORS_RETURN);
     memcpy(g.version, version, sizeof version);
     g.state = RUNNING;
   }
@@ -380,6 +634,7 @@ static void* progress(void* unused) {
       post(incoming);
       incoming = next;
     }
+    drain_copied();
     for (size_t i = 0; i < cancel_count; i++) cancel_active(cancels[i]);
     if (finalize) {
       finalize_now(finalize);
@@ -408,6 +663,9 @@ static void wake_locked(void) {
   __atomic_store_n(&g.news, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&g.wake);
 }
+
+/* A copy thread's news for the progress thread (under g.lock). */
+static void wake_locked_progress(void) { wake_locked(); }
 
 static void free_op(Op* op) {
   free(op->mine);
@@ -567,11 +825,11 @@ static napi_value enqueue(napi_env env, Op* op) {
   return promise;
 }
 
-/* send / receive (range, bytes, peer, tag, id), checked against the range and the job. */
+/* send / receive (range, bytes, peer, tag, id, singleCopy), checked against the range and the job. */
 static napi_value point_to_point(napi_env env, napi_callback_info info, Kind kind) {
   const char* call = kind == OP_SEND ? "send" : "receive";
-  size_t argc = 5;
-  napi_value argv[5];
+  size_t argc = 6;
+  napi_value argv[6];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   if (!running(env, call)) return NULL;
   if (argc < 5) {
@@ -596,12 +854,79 @@ static napi_value point_to_point(napi_env env, napi_callback_info info, Kind kin
   op->bytes = (int)bytes;
   op->peer = (int)peer;
   op->tag = (int)tag;
+  bool single_copy = false;
+  if (argc >= 6) napi_get_value_bool(env, argv[5], &single_copy);
+  op->single_copy = single_copy;
   for (size_t v = 0; v < range.views; v++) napi_create_reference(env, range.buffers[v], 1, &op->refs[op->ref_count++]);
   return enqueue(env, op);
 }
 
 static napi_value send_call(napi_env env, napi_callback_info info) { return point_to_point(env, info, OP_SEND); }
 static napi_value receive_call(napi_env env, napi_callback_info info) { return point_to_point(env, info, OP_RECEIVE); }
+
+/* The token a peer reads in cmaCheck: static, so it outlives every probe. */
+static unsigned char cma_token[16];
+
+static napi_value cma_token_call(napi_env env, napi_callback_info info) {
+  (void)info;
+  /* Yama (ptrace_scope 1) lets only ancestors read a process; this lets the other processes of the job. EINVAL without Yama. */
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  uint64_t x = ((uint64_t)getpid() << 32) ^ (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 20) ^ 0x9e3779b97f4a7c15ull;
+  for (size_t i = 0; i < sizeof cma_token; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    cma_token[i] = (unsigned char)(x >> 24);
+  }
+  uint64_t head[2] = {(uint64_t)getpid(), (uint64_t)(uintptr_t)cma_token};
+  napi_value buffer, view;
+  void* data;
+  napi_create_arraybuffer(env, sizeof head + sizeof cma_token, &data, &buffer);
+  memcpy(data, head, sizeof head);
+  memcpy((char*)data + sizeof head, cma_token, sizeof cma_token);
+  napi_create_typedarray(env, napi_uint8_array, sizeof head + sizeof cma_token, buffer, 0, &view);
+  return view;
+}
+
+static napi_value cma_check_call(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char* data;
+  size_t bytes;
+  napi_value buffer, result;
+  if (argc < 1) {
+    throw_argument(env, "mpi transport: cmaCheck(token)");
+    return NULL;
+  }
+  if (!byte_view(env, argv[0], &data, &bytes, &buffer)) return NULL;
+  uint64_t head[2];
+  unsigned char expected[sizeof cma_token], got[sizeof cma_token];
+  char why[200] = "";
+  if (bytes != sizeof head + sizeof expected) snprintf(why, sizeof why, "a token of %zu bytes, expected %zu", bytes, sizeof head + sizeof expected);
+  else {
+    memcpy(head, data, sizeof head);
+    memcpy(expected, data + sizeof head, sizeof expected);
+    int error = read_remote((pid_t)head[0], (char*)got, head[1], sizeof got);
+    if (error) snprintf(why, sizeof why, "process_vm_readv from pid %llu: %s", (unsigned long long)head[0], strerror(error));
+    else if (memcmp(got, expected, sizeof got) != 0) snprintf(why, sizeof why, "process_vm_readv from pid %llu read other bytes (another pid namespace?)", (unsigned long long)head[0]);
+  }
+  napi_create_string_utf8(env, why, NAPI_AUTO_LENGTH, &result);
+  return result;
+}
+
+static napi_value set_copy_threads(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  double threads;
+  if (argc < 1 || !read_integer(env, argv[0], "threads", 1, 64, &threads)) return NULL;
+  /* Read by the progress thread when it starts a copy; the pool keeps the threads it started. */
+  __atomic_store_n(&g.copy_threads, (int)threads, __ATOMIC_RELAXED);
+  return NULL;
+}
 
 static napi_value all_gather(napi_env env, napi_callback_info info) {
   size_t argc = 2;
@@ -751,13 +1076,14 @@ static napi_value init_call(napi_env env, napi_callback_info info) {
 NAPI_MODULE_INIT() {
   napi_value fn, version;
   /* The loader (src/mpi/addon.ts) refuses an addon of another API version. */
-  napi_create_uint32(env, 1, &version);
+  napi_create_uint32(env, 2, &version);
   napi_set_named_property(env, exports, "apiVersion", version);
   struct {
     const char* name;
     napi_callback call;
   } entries[] = {{"init", init_call},       {"send", send_call},         {"receive", receive_call}, {"allGather", all_gather},
-                 {"barrier", barrier_call}, {"cancel", cancel_call},     {"abort", abort_call},     {"finalize", finalize_call}};
+                 {"barrier", barrier_call}, {"cancel", cancel_call},     {"abort", abort_call},     {"finalize", finalize_call},
+                 {"cmaToken", cma_token_call}, {"cmaCheck", cma_check_call}, {"setCopyThreads", set_copy_threads}};
   for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
     napi_create_function(env, entries[i].name, NAPI_AUTO_LENGTH, entries[i].call, NULL, &fn);
     napi_set_named_property(env, exports, entries[i].name, fn);

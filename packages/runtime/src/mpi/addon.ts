@@ -22,12 +22,16 @@ export interface MpiInfo {
  * thread once MPI is done with its range. `id`s name operations for cancel().
  */
 export interface MpiAddon {
-  /** 1: this source; others are refused by the loader. */
+  /** 2: this source; others are refused by the loader. */
   readonly apiVersion: number;
   /** Starts the progress thread and MPI (MPI_Init_thread) and waits for it; later calls return the same. */
   init(): MpiInfo;
-  send(range: AddonRange, bytes: number, peer: number, tag: number, id: number): Promise<void>;
-  receive(range: AddonRange, bytes: number, peer: number, tag: number, id: number): Promise<void>;
+  /**
+   * With `singleCopy` (both sides must agree, per peer), MPI carries a descriptor and an ack and the
+   * receiver reads the sender's range with process_vm_readv; the send settles on the ack.
+   */
+  send(range: AddonRange, bytes: number, peer: number, tag: number, id: number, singleCopy?: boolean): Promise<void>;
+  receive(range: AddonRange, bytes: number, peer: number, tag: number, id: number, singleCopy?: boolean): Promise<void>;
   allGather(data: Uint8Array, id: number): Promise<Uint8Array[]>;
   barrier(id: number): Promise<void>;
   /** MPI_Cancel of a send or receive: its promise rejects (code ERR_SYNCOPATE_MPI_CANCELLED) once cancelled, or settles as it completes. */
@@ -36,6 +40,12 @@ export interface MpiAddon {
   abort(code: number): never;
   /** Cancels what is in flight, rejects what is queued, then MPI_Finalize; the thread ends. */
   finalize(): Promise<void>;
+  /** This process's pid, a token's address and the token, for a peer's cmaCheck; lets any process of the user read this one (PR_SET_PTRACER). */
+  cmaToken(): Uint8Array;
+  /** '' when process_vm_readv read the token `token` names from its process, else why not. */
+  cmaCheck(token: Uint8Array): string;
+  /** The single-copy path's copy threads (1 to 64), started with the first copy. */
+  setCopyThreads(threads: number): void;
 }
 
 /** The codes the addon's rejections carry. */
@@ -45,9 +55,13 @@ export const ADDON_CODES = {
   closed: 'ERR_SYNCOPATE_MPI_CLOSED',
   size: 'ERR_SYNCOPATE_MPI_SIZE',
   mpi: 'ERR_SYNCOPATE_MPI',
+  /** A single-copy send its receiver refused (another size). */
+  refused: 'ERR_SYNCOPATE_MPI_REFUSED',
+  /** A single copy whose process_vm_readv failed or stopped short. */
+  copy: 'ERR_SYNCOPATE_MPI_COPY',
 } as const;
 
-const ADDON_API_VERSION = 1;
+const ADDON_API_VERSION = 2;
 
 /** Where the addon may be: the env override alone, else beside a bundle, then the package's build (from dist/ or src/mpi/). */
 function addonCandidates(moduleUrl: string): string[] {

@@ -3,7 +3,10 @@
  * plan, and chunks between them travel by MPI point-to-point from and into mapped staging ranges
  * (native/mpi/mpi_transport.c). The addon's own thread owns MPI; here every operation gets a timeout,
  * and a receive that times out is cancelled (and awaited) before its promise rejects, so nothing is
- * written into a range after the caller may have unmapped it.
+ * written into a range after the caller may have unmapped it. Between two processes on one host the
+ * bytes take one copy (sameHostCopy 'cma'): the receiver's copy threads read the sender's mapped
+ * range with process_vm_readv, MPI carrying only a descriptor and an ack; join probes that every
+ * such pair can, and every process takes MPI's own path if any cannot.
  */
 import {
   ProcessGroupError,
@@ -33,10 +36,21 @@ export interface ProcessGroup {
   /** The MPI library, e.g. "Open MPI v4.1.4, ...". */
   readonly library: string;
   /**
+   * How a send or receive between two processes on one host moves its bytes, the same in every
+   * process: 'cma', one copy by the receiver's copy threads straight out of the sender's mapped range
+   * (process_vm_readv), MPI carrying a descriptor and an ack; 'mpi', MPI's own path (Open MPI's
+   * shared memory, two copies on one thread). Between hosts it is always MPI's.
+   */
+  readonly sameHostCopy: 'cma' | 'mpi';
+  /** Why, in one line: "process_vm_readv, 4 copy threads", or what made it 'mpi'. */
+  readonly sameHostCopyReason: string;
+  /**
    * Sends the first `bytes` of mapped GPUBuffer `from` (or a Uint8Array) to process `to` as message
    * `tag`; resolves once the range may be unmapped. A GPUBuffer must be mapped from offset 0 with no
    * range taken from it yet. Rejects with ProcessTimeoutError after timeoutMs (the send cancelled
-   * first; where MPI cannot cancel it, the job is aborted rather than left reading the range).
+   * first; where MPI cannot cancel it, the job is aborted rather than left reading the range). On the
+   * single-copy path it resolves once the receiver has read the range, and rejects with
+   * ProcessTransferError if the receiver expected another size or could not read it.
    */
   send(from: GPUBuffer | Uint8Array, bytes: number, to: number, tag: number, label: string): Promise<void>;
   /**
@@ -68,6 +82,21 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const CANCEL_BOUND_MS = 5_000;
 /** 128 + SIGTERM, as a shell reports a process SIGTERM ended. */
 const SIGTERM_EXIT_CODE = 143;
+
+/** The most copy threads the addon takes. */
+const MAX_COPY_THREADS = 64;
+
+/**
+ * The single-copy path's threads: SYNCOPATE_MPI_COPY_THREADS, else UV_THREADPOOL_SIZE, else 4 (as
+ * host-copy.ts: on two H200s 4 copied fastest).
+ */
+function copyThreads(env: NodeJS.ProcessEnv = process.env): number {
+  const [name, text] = env.SYNCOPATE_MPI_COPY_THREADS ? ['SYNCOPATE_MPI_COPY_THREADS', env.SYNCOPATE_MPI_COPY_THREADS] : ['UV_THREADPOOL_SIZE', env.UV_THREADPOOL_SIZE];
+  if (!text) return 4;
+  const threads = Number(text);
+  if (!(Number.isInteger(threads) && threads >= 1)) throw new UsageError(`${name}=${text}: the MPI transport's copy threads must be a whole number from 1`);
+  return Math.min(threads, MAX_COPY_THREADS);
+}
 
 /** The variables MPI launchers set in each process they start (Open MPI, PMIx, MPICH's Hydra). */
 const LAUNCHER_VARIABLES = ['OMPI_COMM_WORLD_SIZE', 'PMIX_RANK', 'PMI_SIZE'] as const;
@@ -125,8 +154,15 @@ interface Layout {
   readonly localSize: number;
 }
 
+/** The path chosen at join for processes on one host. */
+interface SameHostCopy {
+  readonly path: 'cma' | 'mpi';
+  readonly reason: string;
+}
+
 class MpiProcessGroup implements ProcessGroup {
   private layout: Layout;
+  private copy: SameHostCopy = { path: 'mpi', reason: 'not probed yet' };
   private nextId = 1;
   private closing = false;
   /** What the addon has in flight, by id: named in ProcessLostError lines if SIGTERM comes. */
@@ -168,7 +204,37 @@ class MpiProcessGroup implements ProcessGroup {
     const hosts = (await group.allGather(encoder.encode(info.host))).map((b) => decoder.decode(b));
     const local = hosts.flatMap((h, rank) => (h === info.host ? [rank] : []));
     group.layout = { hosts, localRank: local.indexOf(info.rank), localSize: local.length };
+    group.copy = await group.probeSameHostCopy();
     return group;
+  }
+
+  /**
+   * Whether every two processes on one host can read each other's memory with process_vm_readv:
+   * each lets the others ptrace it (Yama's ptrace_scope 1 forbids a non-descendant otherwise), the
+   * pids, token addresses and tokens are gathered, each process reads every same-host peer's token,
+   * and the outcomes are gathered so that every process takes the same path. Every process runs the
+   * same collectives (the hosts are the same everywhere).
+   */
+  private async probeSameHostCopy(): Promise<SameHostCopy> {
+    const { hosts } = this.layout;
+    if (new Set(hosts).size === hosts.length) return { path: 'mpi', reason: 'no two processes share a host' };
+    const threads = copyThreads();
+    let mine = '';
+    if (process.env.SYNCOPATE_MPI_SINGLE_COPY === '0') mine = `SYNCOPATE_MPI_SINGLE_COPY=0 in process ${this.rank}`;
+    else if (process.platform !== 'linux') mine = `process ${this.rank} does not run on Linux (process_vm_readv)`;
+    const tokens = await this.allGather(mine ? new Uint8Array(0) : this.addon.cmaToken());
+    for (let peer = 0; peer < this.size && !mine; peer++) {
+      // A peer that gave no token says why itself.
+      if (peer === this.rank || hosts[peer] !== this.host || tokens[peer]!.length === 0) continue;
+      const why = this.addon.cmaCheck(tokens[peer]!);
+      if (why) mine = `process ${this.rank} cannot read process ${peer}: ${why}`;
+    }
+    const decoder = new TextDecoder();
+    const outcomes = (await this.allGather(new TextEncoder().encode(mine))).map((b) => decoder.decode(b));
+    const failed = outcomes.find((o) => o !== '');
+    if (failed !== undefined) return { path: 'mpi', reason: failed };
+    this.addon.setCopyThreads(threads);
+    return { path: 'cma', reason: `process_vm_readv, ${threads} copy threads` };
   }
 
   get rank(): number {
@@ -197,6 +263,14 @@ class MpiProcessGroup implements ProcessGroup {
 
   get library(): string {
     return this.info.version;
+  }
+
+  get sameHostCopy(): 'cma' | 'mpi' {
+    return this.copy.path;
+  }
+
+  get sameHostCopyReason(): string {
+    return this.copy.reason;
   }
 
   send(from: GPUBuffer | Uint8Array, bytes: number, to: number, tag: number, label: string): Promise<void> {
@@ -241,7 +315,8 @@ class MpiProcessGroup implements ProcessGroup {
       }
       const range = transportRange(target, bytes, `${kind} "${label}"`);
       const op: ProcessOperation = { kind, label, peer, peerHost: this.hosts[peer] ?? '?', process: this.rank, host: this.host };
-      return this.track(op, (id) => this.addon[kind](range, bytes, peer, tag, id));
+      const singleCopy = this.copy.path === 'cma' && this.hosts[peer] === this.host;
+      return this.track(op, (id) => this.addon[kind](range, bytes, peer, tag, id, singleCopy));
     } catch (e) {
       return Promise.reject(e);
     }

@@ -2,12 +2,14 @@
 // has a kernel write a pattern into a storage buffer, copies it to a MAP_READ buffer, maps it and
 // sends from the mapped range; process 1 receives into a MAP_WRITE buffer mapped at creation,
 // unmaps it, copies it into a storage buffer, reads that back and checks every byte. Then the
-// refusals: an unmapped buffer, bytes past its size, a buffer with a range handed out already.
+// refusals: an unmapped buffer, bytes past its size, a buffer with a range handed out already. With
+// EXPECT_COPY=cma|mpi, the path the group must have chosen.
 import { check, pattern, rejection, runtime, sameBytes } from './common.mjs';
 
 const { joinProcessGroup, openGpu, requestDevice, UsageError } = runtime;
 const group = await joinProcessGroup({ timeoutMs: 20_000 });
 const { device } = await requestDevice(await openGpu());
+if (process.env.EXPECT_COPY) check(group.sameHostCopy === process.env.EXPECT_COPY, `same-host copy ${group.sameHostCopy} (${group.sameHostCopyReason}), expected ${process.env.EXPECT_COPY}`);
 const SEED = 5;
 // Under 16 bytes (one view), a few KiB, and 4 MiB + 12 (its tail anchor not on an 8-byte line).
 const sizes = [12, 4096, (4 << 20) + 12];
@@ -74,4 +76,4 @@ check(/no mapped range/.test(taken.message), taken.message);
 
 await group.close();
 device.destroy();
-console.log(`ok ${group.rank} gpu`);
+console.log(`ok ${group.rank} gpu, same-host copy ${group.sameHostCopy}`);
