@@ -100,12 +100,17 @@ export interface OpenDevicesOptions {
   readonly gpu?: OpenGpuOptions;
   /** Passed to `requestDevice` for every device. */
   readonly device?: RequestDeviceOptions;
+  /**
+   * Device i goes on GPU (gpuOffset + i) mod n (default 0): a process of several on one host takes
+   * its own block of the host's GPUs this way.
+   */
+  readonly gpuOffset?: number;
 }
 
 const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
 
 /**
- * Opens `count` devices. With display-class PCI GPUs, device i goes on GPU i mod n: `DRI_PRIME` is set
+ * Opens `count` devices. With display-class PCI GPUs, device i goes on GPU (gpuOffset + i) mod n: `DRI_PRIME` is set
  * to that GPU's value around its `openGpu` (which keeps one Dawn instance per `DRI_PRIME`) and its
  * `requestAdapter`, and the caller's value is put back afterwards. Without any (a machine with only
  * Mesa lavapipe), every device comes from the software adapter, one `requestAdapter` each. In a
@@ -134,7 +139,7 @@ export async function openDevices(count: number, options: OpenDevicesOptions = {
         opened.push({ ...handle, index: i, placement: { kind: 'software', description: softwareDescription(handle) } });
         continue;
       }
-      const gpuIndex = i % gpus.length;
+      const gpuIndex = ((options.gpuOffset ?? 0) + i) % gpus.length;
       const gpu = gpus[gpuIndex]!;
       const handle = await withDriPrime(gpu.driPrime, async () =>
         requestDevice(await openGpu(options.gpu), options.device),

@@ -110,6 +110,18 @@ describe('openDevices', () => {
   });
 });
 
+describe.skipIf(!hasWebGPU)('openDevices gpuOffset', () => {
+  it("puts device i on GPU (offset + i) mod n: a process's own block of the host's GPUs, named by their index there", async () => {
+    const handles = await openDevices(2, { gpus: listPciGpusFake(), gpuOffset: 1 });
+    try {
+      expect(handles.map((h) => h.placement.kind === 'pci' && h.placement.gpuIndex)).toEqual([1, 0]);
+      expect(handles[0]!.placement.description).toBe('GPU 1 (0000:ff:1f.7, 0x10de:0x2330)');
+    } finally {
+      for (const h of handles) h.close();
+    }
+  });
+});
+
 function listPciGpusFake() {
   return ['0000:ff:1f.6', '0000:ff:1f.7'].map((address) => ({
     address,

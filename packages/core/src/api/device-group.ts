@@ -4,8 +4,8 @@
  * the same way for every program and tensor of a rank count (`placement`), so one kernel's output
  * tensor is the next one's input where it lies, with no host round trip.
  */
-import { Executor, listPciGpus, openDevices, placeRanks, type DeviceHandle, type OpenDevicesOptions } from '@syncopate/runtime';
-import { devicesOverProcesses, gpusOfProcess, type ProcessPlacement, type RankProcesses } from './processes.js';
+import { Executor, openDevices, placeRanks, type DeviceHandle, type OpenDevicesOptions } from '@syncopate/runtime';
+import { devicesOverProcesses, type ProcessPlacement, type RankProcesses } from './processes.js';
 import type { CompiledKernel } from './compile.js';
 import { UsageError } from './usage-error.js';
 import { Program, type LoadOptions } from './program.js';
@@ -40,7 +40,7 @@ export async function openDeviceGroup(options: DeviceGroupOptions = {}): Promise
   if (!Number.isInteger(count) || count < 1) throw new UsageError(`openDeviceGroup: devices must be a positive integer, got ${count}`);
   const deviceProcess = job ? devicesOverProcesses(count, job.size) : Array<number>(count).fill(0);
   const ours = deviceProcess.flatMap((p, d) => (!job || p === job.rank ? [d] : []));
-  const open = { ...options.open, device: { requiredLimits: 'adapter-max' as const, ...options.open?.device }, ...(job && { gpus: gpusOfProcess(options.open?.gpus ?? listPciGpus(), job.localRank, ours.length) }) };
+  const open = { ...options.open, device: { requiredLimits: 'adapter-max' as const, ...options.open?.device }, ...(job && { gpuOffset: job.localRank * ours.length }) };
   const handles = options.handles ?? (await openDevices(ours.length, open));
   if (handles.length === 0) throw new UsageError('openDeviceGroup: no handles given');
   const slots: (DeviceHandle | undefined)[] = job ? deviceProcess.map(() => undefined) : [...handles];

@@ -94,9 +94,3 @@ export function placeProcesses(ranks: number, rankDevice: readonly number[], dev
   if (idle.length > 0) throw new UsageError(`${ranks} ranks on ${devices} devices leave process ${idle.join(', ')} without a rank: give as many ranks per device everywhere`);
   return deviceProcess.slice(0, used);
 }
-
-/** The GPUs a process opens: its block of the host's GPUs, by its index among the processes there. */
-export function gpusOfProcess<T>(gpus: readonly T[], localRank: number, count: number): T[] {
-  if (gpus.length === 0) return [];
-  return Array.from({ length: count }, (_, i) => gpus[(localRank * count + i) % gpus.length]!);
-}

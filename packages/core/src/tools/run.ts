@@ -6,12 +6,12 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { emitPlacedKernels, type CodegenOptions, type DeviceView, type PlacedKernels } from '@syncopate/backends';
-import { hasRobustness, listPciGpus, openDevices, placeRanks, type DeviceHandle, type PlacedDeviceHandle, type RunResult } from '@syncopate/runtime';
+import { hasRobustness, openDevices, placeRanks, type DeviceHandle, type PlacedDeviceHandle, type RunResult } from '@syncopate/runtime';
 import { compileOrThrow, type CompiledKernel } from '../api/compile.js';
 import { devicesOf } from '../api/run-devices.js';
 import { CompileError } from '../api/compile-error.js';
 import { PlacedSession, type PlacedSessionOptions } from '../api/placed-session.js';
-import { devicesOverProcesses, gpusOfProcess, placeProcesses, type RankProcesses } from '../api/processes.js';
+import { devicesOverProcesses, placeProcesses, type RankProcesses } from '../api/processes.js';
 import { FusedSession } from '../api/session.js';
 import { processLayout, slowestPerRun, worstOver } from './process-report.js';
 import { matmulTargetFor } from './matmul-target.js';
@@ -362,7 +362,7 @@ export async function openRunDevices(count: number, group?: RankProcesses, robus
   const opened = await openDevices(ours.length, {
     device: { requiredLimits: 'adapter-max' },
     ...(robustness === false && { gpu: { robustness: false } }),
-    ...(job && { gpus: gpusOfProcess(listPciGpus(), job.localRank, ours.length) }),
+    ...(job && { gpuOffset: job.localRank * ours.length }),
   });
   const devices: (PlacedDeviceHandle | undefined)[] = Array(count).fill(undefined);
   ours.forEach((d, i) => (devices[d] = opened[i]));
