@@ -1,21 +1,30 @@
 /**
  * The rule behind waits by cache line (passes' cache-lines.ts), checked on what the compiler emits,
- * since lavapipe cannot show a stale line: on a device whose L1 is not coherent, no tile may read a
- * 128-byte line that holds bytes of a chunk not yet landed, in any rank's copy on that device. Every
- * rank's copy of a tensor lies back to back in the device's buffer (rank r's at r·elements), so a line
- * can hold the end of one rank's copy and the start of the next's.
+ * since lavapipe cannot show a stale line: on a device whose L1 is not coherent, no workgroup may read
+ * a 128-byte line that holds bytes of a chunk not yet landed, in any rank's copy on that device, where
+ * something on its compute unit reads those bytes later. Every rank's copy of a tensor lies back to
+ * back in the device's buffer (rank r's at r·elements), so a line can hold the end of one rank's copy
+ * and the start of the next's.
  *
  * For random all-gather + GEMM and ring-attention cases of the GPU fuzz's kind, on one device, each
  * tile of each rank is walked through the lowered kernel in program order: every load of a gathered
  * input (a tensor no tile stores into, every chunk a copy) must come after waits, for that rank and
  * tile, for every chunk that writes into a line the load reads (the IR's waits: chunk-level, order
  * included), and the tables the WGSL reads must list every part of those chunks in those lines.
+ *
+ * The moves of chunk parts read their sources too, and cannot wait for what lands beside them (two
+ * shards' moves each read the line the other's fills). So each part the kernel moves, dispatch by
+ * dispatch, must read lines whose bytes are final but for those of the parts it forwards (which it
+ * waits for): what another part of the same dispatch lands in them must have been put there by an
+ * earlier dispatch (the line edges of backends' gpu-signal/line-edges.ts), and what it copies must be
+ * there: its owner's input, or landed by an earlier dispatch or a part it forwards.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dtypeBytes, evalAffine, type Box, type Module, type Op } from '@syncopate/ir';
+import { dtypeBytes, evalAffine, ownedBox, type Box, type Module, type Op } from '@syncopate/ir';
 import { chunkTable } from '@syncopate/backends';
 import { barrierPoints } from '../../backends/src/gpu-signal/barrier-table.js';
+import { DESCRIPTOR_WORDS, FIELD } from '../../backends/src/gpu-signal/descriptors.js';
 import { compileOrThrow } from '../src/api/compile.js';
 import { lowerToWgsl } from '../src/tools/run.js';
 import { workloads } from '../src/workloads/index.js';
@@ -194,6 +203,94 @@ function checkTables(module: Module, read: Map<string, Map<string, Set<number>>>
   return [...new Set(missing)];
 }
 
+/**
+ * The parts the lowered kernel moves, dispatch by dispatch: each phase's tokens, then every part whose
+ * requirements they complete (its feeders published), as the publish cascade runs them. Returns each
+ * move of a gathered input that reads a line another part of its dispatch (not one it forwards) lands
+ * bytes in that no earlier dispatch wrote and that something of the dispatch reads afterwards (its
+ * tiles, if it runs any, or a move), and each move that copies bytes not there yet.
+ */
+function checkMoves(module: Module): string[] {
+  const fused = lowerToWgsl({ module } as never);
+  const data = fused.tables.data;
+  const constant = (name: string) => Number(new RegExp(`const ${name}: u32 = (\\d+)u;`).exec(fused.wgsl)?.[1] ?? NaN);
+  const [parts, partsAt, phases, phasesAt, phaseWords] = ['PARTS', 'PARTS_AT', 'PHASES', 'PHASES_AT', 'PHASE_WORDS'].map(constant) as [number, number, number, number, number];
+  const word = (p: number, f: keyof typeof FIELD, i = 0) => data[partsAt + p * DESCRIPTOR_WORDS + FIELD[f] + i]!;
+  const list = (p: number, start: 'depStart' | 'memberStart', count: 'depCount' | 'memberCount') =>
+    Array.from({ length: word(p, count) }, (_, i) => data[partsAt + word(p, start) + i]!);
+  const feeders = Array.from({ length: parts }, () => new Set<number>());
+  for (let p = 0; p < parts; p++) for (const d of list(p, 'depStart', 'depCount')) feeders[d]!.add(p);
+  // Per dispatch, the parts published in it: tokens count on their lead, a lead whose count is met publishes its members.
+  const counted = new Array<number>(parts).fill(0);
+  const dispatches: number[][] = [];
+  const runsTiles: boolean[] = [];
+  for (let k = 0; k < phases; k++) {
+    const row = phasesAt + k * phaseWords;
+    runsTiles.push(fused.localRanks.some((_, local) => data[row + 4 + 2 * local]! > 0));
+    const published: number[] = [];
+    const count = (p: number) => {
+      const lead = word(p, 'lead');
+      if (++counted[lead]! !== word(lead, 'need')) return;
+      for (const q of word(lead, 'memberCount') > 0 ? list(lead, 'memberStart', 'memberCount') : [lead]) {
+        published.push(q);
+        list(q, 'depStart', 'depCount').forEach(count);
+      }
+    };
+    for (let i = 0; i < data[row + 1]!; i++) count(data[data[row + 2]! + i]!);
+    dispatches.push(published);
+  }
+  const problems: string[] = [];
+  for (const name of gatheredInputs(module)) {
+    const t = module.tensors.find((x) => x.name === name)!;
+    const [R, C] = t.shape as [number, number];
+    const size = dtypeBytes(t.dtype);
+    const line = (e: number) => Math.floor((e * size) / LINE);
+    // A part's elements in the buffer (rank r's copy at r·R·C), at its source or its destination.
+    const elements = (p: number, rank: number) => {
+      const out: number[] = [];
+      const [r0, c0] = [word(p, 'lo', 2), word(p, 'lo', 3)];
+      for (let r = r0; r < r0 + word(p, 'extent', 2); r++) for (let c = c0; c < c0 + word(p, 'extent', 3); c++) out.push(rank * R * C + r * C + c);
+      return out;
+    };
+    const ours = (p: number) => module.chunks[word(p, 'chunk')]!.tensor === name;
+    const input = new Set<number>();
+    for (let rank = 0; rank < module.ranks; rank++) {
+      const own = ownedBox(t.shape, t.distribution, module.ranks, rank);
+      for (let r = own.lo[0]!; r < own.hi[0]!; r++) for (let c = own.lo[1]!; c < own.hi[1]!; c++) input.add(rank * R * C + r * C + c);
+    }
+    const before = new Set<number>();
+    dispatches.forEach((published, k) => {
+      const moved = published.filter(ours);
+      // Line → the parts of this dispatch landing there, with their elements in it not yet written.
+      const landing = new Map<number, Map<number, number[]>>();
+      for (const w of moved) {
+        for (const e of elements(w, word(w, 'dst'))) {
+          if (before.has(e)) continue;
+          let byPart = landing.get(line(e));
+          if (!byPart) landing.set(line(e), (byPart = new Map()));
+          byPart.set(w, [...(byPart.get(w) ?? []), e]);
+        }
+      }
+      // Landed bytes read later in the dispatch: by its tiles, or by moves (a ring's next hop).
+      const sources = new Set(moved.flatMap((m) => elements(m, word(m, 'src'))));
+      const readLater = (w: number) => runsTiles[k] || elements(w, word(w, 'dst')).some((e) => sources.has(e) && !before.has(e));
+      for (const m of moved) {
+        const fed = new Set([...feeders[m]!].flatMap((f) => elements(f, word(f, 'dst'))));
+        const source = elements(m, word(m, 'src'));
+        const missing = source.filter((e) => !input.has(e) && !before.has(e) && !fed.has(e));
+        if (missing.length > 0) problems.push(`dispatch ${k}: part ${m} of %${module.chunks[word(m, 'chunk')]!.value.name} copies element ${missing[0]} before it is there`);
+        for (const l of new Set(source.map(line))) {
+          for (const [w] of landing.get(l) ?? []) {
+            if (w !== m && !feeders[m]!.has(w) && readLater(w)) problems.push(`dispatch ${k}: part ${m} of %${module.chunks[word(m, 'chunk')]!.value.name} reads line ${l} of @${name}, where part ${w} of %${module.chunks[word(w, 'chunk')]!.value.name} lands`);
+          }
+        }
+      }
+      for (const w of moved) for (const e of elements(w, word(w, 'dst'))) before.add(e);
+    });
+  }
+  return [...new Set(problems)];
+}
+
 function compiled(workload: 'ag-gemm' | 'ring-attn', o: WorkloadOptions, order: string): Module {
   const { kernel, plan } = workloads[workload].build(o);
   return compileOrThrow(kernel, plan, { passOptions: { 'reorder-tiles': { order: order as never } } }).module;
@@ -207,11 +304,14 @@ describe('waits by cache line across ranks\' copies on one device', () => {
     // Each rank's 24 tiles read A: rank 0's last lines hold rank 1's first rows.
     expect([...read.get('0')!.values()].reduce((n, ls) => n + ls.size, 0)).toBeGreaterThan(0);
     expect(checkTables(module, read).slice(0, 5)).toEqual([]);
+    expect(checkMoves(module).slice(0, 5)).toEqual([]);
   });
 
-  it('the fuzz\'s wrong cases (#440 ring-attn f16 n 1, #852 and #1335 ag-gemm one-shot at 8 ranks)', () => {
+  it('the fuzz\'s wrong cases (#440 ring-attn f16 n 1, #852 and #1335 ag-gemm one-shot at 8 ranks; suite-2026-11-28 #338 ring-attn one-shot at 7 ranks)', () => {
     const cases = [
       ['ring-attn', { ranks: 5, shape: { m: 105, n: 1, k: 1 }, dtype: 'f16', chunksPerRank: 4, gather: 'one-shot' }, 'column-major'],
+      ['ring-attn', { ranks: 7, shape: { m: 126, n: 9, k: 1 }, dtype: 'f16', chunksPerRank: 2, gather: 'one-shot' }, 'row-major'],
+      ['ring-attn', { ranks: 7, shape: { m: 126, n: 9, k: 1 }, dtype: 'f16', chunksPerRank: 2, gather: 'ring' }, 'row-major'],
       ['ag-gemm', { ranks: 8, shape: { m: 159, n: 126, k: 11 }, dtype: 'f16', chunksPerRank: 3, gather: 'one-shot', block: { m: 32, n: 16, k: 32 } }, 'row-major'],
       ['ag-gemm', { ranks: 8, shape: { m: 120, n: 130, k: 61 }, dtype: 'f32', chunksPerRank: 2, gather: 'one-shot' }, 'row-major'],
     ] as const;
@@ -220,7 +320,17 @@ describe('waits by cache line across ranks\' copies on one device', () => {
       const { violations, read } = checkWaits(module);
       expect(violations.slice(0, 5), `${workload} ${JSON.stringify(o)}`).toEqual([]);
       expect(checkTables(module, read).slice(0, 5), `${workload} ${JSON.stringify(o)}`).toEqual([]);
+      expect(checkMoves(module).slice(0, 5), `${workload} ${JSON.stringify(o)}`).toEqual([]);
     }
+  });
+
+  it('line edges take a dispatch of their own only where rows share lines', () => {
+    const dispatches = (workload: 'ag-gemm' | 'ring-attn', o: WorkloadOptions) => lowerToWgsl({ module: compiled(workload, o, 'row-major') } as never).phases.length;
+    // Rows of 128 bytes (64 f16, 32 f32): every line holds one row, one dispatch as before.
+    expect(dispatches('ring-attn', { ranks: 7, shape: { m: 448, n: 64, k: 1 }, dtype: 'f16', chunksPerRank: 2, gather: 'one-shot' })).toBe(1);
+    expect(dispatches('ag-gemm', { ranks: 8, shape: { m: 128, n: 32, k: 32 }, dtype: 'f32', chunksPerRank: 2, gather: 'ring' })).toBe(1);
+    // #338: rows of 18 bytes; its line edges go first.
+    expect(dispatches('ring-attn', { ranks: 7, shape: { m: 126, n: 9, k: 1 }, dtype: 'f16', chunksPerRank: 2, gather: 'one-shot' })).toBe(2);
   });
 
   const RUNS = envCount('FUZZ_RUNS', 12);
@@ -250,6 +360,7 @@ describe('waits by cache line across ranks\' copies on one device', () => {
         const { violations, read } = checkWaits(module);
         expect(violations.slice(0, 5)).toEqual([]);
         expect(checkTables(module, read).slice(0, 5)).toEqual([]);
+        expect(checkMoves(module).slice(0, 5)).toEqual([]);
       }),
       fuzzParameters(RUNS),
     );

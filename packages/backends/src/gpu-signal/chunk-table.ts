@@ -95,6 +95,8 @@ export interface ChunkPart {
   readonly lead: number;
   /** For the lead of merged reduce-adds: every part of the group, itself among them, summed in one pass. */
   readonly members: readonly number[];
+  /** The rank it copies from, where not its chunk's source: a line edge's owner (line-edges.ts). */
+  readonly src?: number;
 }
 
 export interface ChunkTable {
@@ -102,6 +104,11 @@ export interface ChunkTable {
   readonly parts: readonly ChunkPart[];
   /** Parts ready at launch. */
   readonly ready: readonly number[];
+  /**
+   * Line edges (line-edges.ts): parts after the chunks' own, each a few rows of a chunk part copied
+   * from the rows' owner, moved in a dispatch of their own before the one that runs the tiles.
+   */
+  readonly edges?: readonly number[];
   readonly locks: number;
   /** The most parts a workgroup can have queued at once (its pending list's size). */
   readonly maxPending: number;

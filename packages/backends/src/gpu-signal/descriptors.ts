@@ -86,7 +86,7 @@ export function writeChunkDescriptors(words: { [i: number]: number }, at: number
     words[d + FIELD.tensor] = tensor;
     words[d + FIELD.kind] = chunk.kind === 'copy' ? 0 : 1;
     words[d + FIELD.lock] = part.lock < 0 ? NO_LOCK : part.lock;
-    words[d + FIELD.src] = chunk.src;
+    words[d + FIELD.src] = part.src ?? chunk.src;
     words[d + FIELD.dst] = chunk.dst;
     words[d + FIELD.need] = part.members.length > 0 ? leadNeed(part.members) : need[part.index]!;
     words[d + FIELD.depStart] = list;

@@ -66,15 +66,20 @@ export function deviceView(module: Module, table: ChunkTable, plan: PhasePlan, r
   return { device, ranks, need, phases, sendsAtLaunch };
 }
 
-/** Everything on one device, as when no chunk crosses devices: one phase with every tile. */
+/**
+ * Everything on one device, as when no chunk crosses devices: one phase with every tile, after one that
+ * moves the table's line edges where it has any (gpu-signal/line-edges.ts).
+ */
 export function singleDeviceView(module: Module, table: ChunkTable): DeviceView {
   const tiles = module.kernel.grid.reduce((a, b) => a * b, 1);
   const ranks = Array.from({ length: module.ranks }, (_, r) => r);
+  const main: PhaseView = { tokens: table.ready, tiles: ranks.map(() => ({ start: 0, count: tiles })), lands: [], sends: [] };
+  const edges = table.edges ?? [];
   return {
     device: 0,
     ranks,
     need: table.parts.map((p) => (p.need === 0 ? 1 : p.need)),
-    phases: [{ tokens: table.ready, tiles: ranks.map(() => ({ start: 0, count: tiles })), lands: [], sends: [] }],
+    phases: edges.length === 0 ? [main] : [{ tokens: edges, tiles: ranks.map(() => ({ start: 0, count: 0 })), lands: [], sends: [] }, main],
     sendsAtLaunch: [],
   };
 }

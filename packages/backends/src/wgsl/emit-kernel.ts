@@ -26,6 +26,7 @@ import {
 import { controlLayout } from '../control.js';
 import type { FusedKernel, TensorBinding } from '../fused-kernel.js';
 import { chunkTable, type ChunkTable, type PartShape } from '../gpu-signal/chunk-table.js';
+import { withLineEdges } from '../gpu-signal/line-edges.js';
 import { emitArrivePoint, emitLoopBits, emitSignalFunctions, emitTokenWorkgroups, emitWaitPoint, partsSeenDeclaration, remembersParts, type SignalContext } from '../gpu-signal/emit-signal.js';
 import { barrierPoints, type BarrierPoint } from '../gpu-signal/barrier-table.js';
 import { deviceView, singleDeviceView, type DeviceView } from '../placement/device-view.js';
@@ -879,7 +880,11 @@ export function emitPlacedKernels(module: Module, rankDevice: readonly number[],
     const routes = chunkRoutes(module, placement, options.deviceProcess);
     if (routes.every((r) => r === 'gpu-signal')) {
       const devices = Math.max(...placement) + 1;
-      if (devices === 1) return E.right({ rankDevice: placement, devices: [forView(singleDeviceView(module, table))] });
+      if (devices === 1) {
+        const edged = withLineEdges(module, table);
+        const view = singleDeviceView(module, edged);
+        return E.right({ rankDevice: placement, devices: [{ kernel: emitForView(module, layout, edged, view, options), view }] });
+      }
     }
     const phases = planPhases(module, placement, { ...(options.phasing && { phasing: options.phasing }), ...(options.deviceProcess && { deviceProcess: options.deviceProcess }) });
     const devices = Array.from({ length: Math.max(...placement) + 1 }, (_, d) => forView(deviceView(module, table, phases, placement, d)));
