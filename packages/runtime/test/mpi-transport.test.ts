@@ -24,12 +24,12 @@ interface Job extends SpawnSyncReturns<string> {
 }
 
 /** `mpirun -n <processes> [mca...] node <script> <bundle> [args...]`, as root too, on 2 cores too. */
-function mpirun(processes: number, name: string, args: readonly string[] = [], mca: readonly string[] = [], timeoutMs = 30_000): Job {
+function mpirun(processes: number, name: string, args: readonly string[] = [], mca: readonly string[] = [], timeoutMs = 30_000, env: NodeJS.ProcessEnv = {}): Job {
   const started = performance.now();
   const child = spawnSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-n', String(processes), ...mca, process.execPath, script(name), bundleUrl, ...args], {
     encoding: 'utf8',
     timeout: timeoutMs,
-    env: { ...process.env, SYNCOPATE_MPI_ADDON: addonPath, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp' },
+    env: { ...process.env, SYNCOPATE_MPI_ADDON: addonPath, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp', ...env },
   });
   return { ...child, seconds: (performance.now() - started) / 1000 };
 }
@@ -115,24 +115,38 @@ describe.skipIf(!runMpi)('mpi transport', () => {
     expect(hasMpirun).toBe(true);
   });
 
-  it('rings messages of 0 B to 64 MiB between 2 processes, gathers, and refuses bad calls before posting', () => {
-    expectOk(mpirun(2, 'ring.mjs', ['big']), 2, /of 2/);
+  // Single copy (process_vm_readv) between processes on one host, as the probe at join chose here
+  // (root, no seccomp filter, no Yama), and MPI's own path as SYNCOPATE_MPI_SINGLE_COPY=0 forces it.
+  const paths = [
+    ['single copy', { EXPECT_COPY: 'cma' }],
+    ["MPI's own path", { SYNCOPATE_MPI_SINGLE_COPY: '0', EXPECT_COPY: 'mpi' }],
+  ] as const;
+
+  it.each(paths)('rings messages of 0 B to 64 MiB + 13 between 2 processes, gathers, and refuses bad calls before posting (%s)', (_, env) => {
+    expectOk(mpirun(2, 'ring.mjs', ['big'], [], 30_000, env), 2, new RegExp(`of 2 .*same-host copy ${env.EXPECT_COPY}`));
   }, 40_000);
 
-  it('rings messages between 3 processes', () => {
-    expectOk(mpirun(3, 'ring.mjs', ['big']), 3, /of 3/);
+  it.each(paths)('rings messages between 3 processes (%s)', (_, env) => {
+    expectOk(mpirun(3, 'ring.mjs', ['big'], [], 30_000, env), 3, new RegExp(`of 3 .*same-host copy ${env.EXPECT_COPY}`));
+  }, 40_000);
+
+  it('says why it took MPI\'s path when SYNCOPATE_MPI_SINGLE_COPY=0, and the single copy\'s threads otherwise', () => {
+    const forced = mpirun(2, 'ring.mjs', [], [], 30_000, { SYNCOPATE_MPI_SINGLE_COPY: '0' });
+    expect(forced.stdout, said(forced)).toMatch(/^ok 0 .*same-host copy mpi \(SYNCOPATE_MPI_SINGLE_COPY=0 in process 0\)$/m);
+    const threads = mpirun(2, 'ring.mjs', [], [], 30_000, { SYNCOPATE_MPI_COPY_THREADS: '3', EXPECT_COPY: 'cma' });
+    expect(threads.stdout, said(threads)).toMatch(/^ok 0 .*same-host copy cma \(process_vm_readv, 3 copy threads\)$/m);
   }, 40_000);
 
   it('rings messages over TCP (pml ob1, btl tcp,self: the path between machines)', () => {
     expectOk(mpirun(2, 'ring.mjs', ['big'], ['--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self']), 2, /of 2/);
   }, 40_000);
 
-  it.runIf(hasWebGPU)('sends from a mapped GPU read-back range into a mapped GPU upload range', () => {
-    expectOk(mpirun(2, 'gpu.mjs'), 2, /gpu/);
+  it.runIf(hasWebGPU).each(paths)('sends from a mapped GPU read-back range into a mapped GPU upload range (%s)', (_, env) => {
+    expectOk(mpirun(2, 'gpu.mjs', [], [], 30_000, env), 2, new RegExp(`gpu, same-host copy ${env.EXPECT_COPY}`));
   }, 40_000);
 
-  it('times out a receive that never gets its message (cancelled first), and the job then ends normally', () => {
-    const job = mpirun(2, 'timeout.mjs', ['1500']);
+  it.each(paths)('times out a receive that never gets its message (cancelled first), and the job then ends normally (%s)', (_, env) => {
+    const job = mpirun(2, 'timeout.mjs', ['1500'], [], 30_000, env);
     expect(job.status, said(job)).toBe(0);
     const error = JSON.parse(job.stdout.split('\n').find((line) => line.startsWith('{'))!);
     expect(error).toMatchObject({ label: 'chunk 3 %c3 (rank 2 -> rank 0)', peer: 1, process: 0, ms: 1500 });
@@ -144,10 +158,11 @@ describe.skipIf(!runMpi)('mpi transport', () => {
   }, 40_000);
 
   it.each([
-    ['is killed (SIGKILL)', 'kill', /exited on signal 9/],
-    ['calls abort(3, message)', 'abort', /process 1 gives up \(kill.mjs abort\)/],
-  ])('when a process %s, the others report what was in flight and the whole job ends', async (_, mode, said1) => {
-    const job = mpirun(2, 'kill.mjs', [mode], [], 25_000);
+    ['is killed (SIGKILL)', 'kill', /exited on signal 9/, {}],
+    ['calls abort(3, message)', 'abort', /process 1 gives up \(kill.mjs abort\)/, {}],
+    ["is killed (SIGKILL), on MPI's own path", 'kill', /exited on signal 9/, { SYNCOPATE_MPI_SINGLE_COPY: '0' }],
+  ])('when a process %s, the others report what was in flight and the whole job ends', async (_, mode, said1, env) => {
+    const job = mpirun(2, 'kill.mjs', [mode], [], 25_000, env);
     expect(job.error, said(job)).toBeUndefined();
     expect(job.seconds, said(job)).toBeLessThan(20);
     expect(job.status, said(job)).not.toBe(0);
