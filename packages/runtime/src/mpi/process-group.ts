@@ -87,14 +87,15 @@ const SIGTERM_EXIT_CODE = 143;
 const MAX_COPY_THREADS = 64;
 
 /**
- * The single-copy path's threads: SYNCOPATE_MPI_COPY_THREADS, else UV_THREADPOOL_SIZE, else 4 (as
- * host-copy.ts: on two H200s 4 copied fastest).
+ * The single-copy path's threads: SYNCOPATE_MPI_COPY_THREADS, else 8. A 64 MiB message between two
+ * processes on an H100 host (16 cores) moved 15.5-18.5 GB/s with 4 threads and 25.5-30.0 with 8
+ * (bandwidth.mjs; benchmarks/results/mpi-transport-2026-11-28).
  */
 function copyThreads(env: NodeJS.ProcessEnv = process.env): number {
-  const [name, text] = env.SYNCOPATE_MPI_COPY_THREADS ? ['SYNCOPATE_MPI_COPY_THREADS', env.SYNCOPATE_MPI_COPY_THREADS] : ['UV_THREADPOOL_SIZE', env.UV_THREADPOOL_SIZE];
-  if (!text) return 4;
+  const text = env.SYNCOPATE_MPI_COPY_THREADS;
+  if (!text) return 8;
   const threads = Number(text);
-  if (!(Number.isInteger(threads) && threads >= 1)) throw new UsageError(`${name}=${text}: the MPI transport's copy threads must be a whole number from 1`);
+  if (!(Number.isInteger(threads) && threads >= 1)) throw new UsageError(`SYNCOPATE_MPI_COPY_THREADS=${text}: the MPI transport's copy threads must be a whole number from 1`);
   return Math.min(threads, MAX_COPY_THREADS);
 }
 
