@@ -30,7 +30,7 @@ interface Job extends SpawnSyncReturns<string> {
 }
 
 /** `mpirun -n <processes> [mca...] node <program> [args...]`, as root too, on 2 cores too. */
-function mpirun(processes: number, program: readonly string[], mca: readonly string[] = [], timeoutMs = 120_000): Job {
+function mpirun(processes: number, program: readonly string[], mca: readonly string[] = [], timeoutMs = 120_000, env: NodeJS.ProcessEnv = {}): Job {
   const started = performance.now();
   const child = spawnSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-n', String(processes), ...mca, process.execPath, ...program], {
     encoding: 'utf8',
@@ -40,6 +40,7 @@ function mpirun(processes: number, program: readonly string[], mca: readonly str
       SYNCOPATE_MPI_ADDON: mpiAddon,
       ...(existsSync(hostCopyAddon) && { SYNCOPATE_HOST_COPY_ADDON: hostCopyAddon }),
       XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp',
+      ...env,
     },
   });
   return { ...child, seconds: (performance.now() - started) / 1000 };
@@ -51,20 +52,20 @@ interface Report {
   readonly workload: string;
   readonly verified: boolean;
   readonly backend: string;
-  readonly processes?: { readonly count: number; readonly layout: readonly { readonly devices: readonly { readonly ranks: readonly number[] }[] }[] };
+  readonly processes?: { readonly count: number; readonly sameHostCopy?: string; readonly layout: readonly { readonly devices: readonly { readonly ranks: readonly number[] }[] }[] };
 }
 
 /** Each command line run by every process of one job (workloads.mjs); process 0's reports, in order. */
-function runAll(processes: number, commands: readonly (readonly string[])[], mca: readonly string[] = []): { job: Job; reports: { code: number; report: Report }[] } {
-  const job = mpirun(processes, [script('workloads.mjs'), bundle, JSON.stringify(commands)], mca);
+function runAll(processes: number, commands: readonly (readonly string[])[], mca: readonly string[] = [], env: NodeJS.ProcessEnv = {}): { job: Job; reports: { code: number; report: Report }[] } {
+  const job = mpirun(processes, [script('workloads.mjs'), bundle, JSON.stringify(commands)], mca, 120_000, env);
   // Dawn may print a warning without a newline before a report: match the report wherever the line starts.
   const reports = [...job.stdout.matchAll(/report (\d+) (.*)$/gm)].map(([, code, json]) => ({ code: Number(code), report: JSON.parse(json!) as Report }));
   return { job, reports };
 }
 
 /** Every command verified, chunks between processes by mpi, and its ranks spread over every process. */
-function expectVerifiedOver(processes: number, commands: readonly (readonly string[])[], mca: readonly string[] = []) {
-  const { job, reports } = runAll(processes, commands, mca);
+function expectVerifiedOver(processes: number, commands: readonly (readonly string[])[], mca: readonly string[] = [], env: NodeJS.ProcessEnv = {}) {
+  const { job, reports } = runAll(processes, commands, mca, env);
   expect(job.status, said(job)).toBe(0);
   expect(reports.length, said(job)).toBe(commands.length);
   reports.forEach(({ code, report }, i) => {
@@ -73,6 +74,7 @@ function expectVerifiedOver(processes: number, commands: readonly (readonly stri
     expect(report.verified, what).toBe(true);
     expect(report.backend.split('+'), what).toContain('mpi');
     expect(report.processes?.count, what).toBe(processes);
+    expect(report.processes?.sameHostCopy, what).toMatch(mca.length > 0 || env.SYNCOPATE_MPI_SINGLE_COPY === '0' ? /^mpi \(/ : /^cma \(process_vm_readv, \d+ copy threads\)$/);
     for (const p of report.processes!.layout) expect(p.devices.flatMap((d) => d.ranks).length, what).toBeGreaterThan(0);
   });
 }
@@ -119,8 +121,8 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
     expectVerifiedOver(3, every(3).map((argv) => [...argv, ...(argv[1] === 'embed-a2a' ? ['--m', '96'] : argv[1] === 'ring-attn' ? ['--m', '192'] : [])]));
   }, 240_000);
 
-  it('runs over TCP alone (pml ob1, btl tcp,self: the path between machines), verified', () => {
-    expectVerifiedOver(2, [every(2)[0]!, every(2)[1]!], ['--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self']);
+  it('runs over TCP alone (pml ob1, btl tcp,self: the path between machines; no single copy, which would carry the bytes on one host), verified', () => {
+    expectVerifiedOver(2, [every(2)[0]!, every(2)[1]!], ['--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self'], { SYNCOPATE_MPI_SINGLE_COPY: '0' });
   }, 120_000);
 
   it.each([2, 4])('runs the run API over 2 processes, %i devices in all: each gives its own ranks, reads its own, verified', (devices) => {
@@ -164,6 +166,14 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
     expect(job.stderr).toContain('[process 1 on ');
     expect(job.stdout).toBe('');
   }, 60_000);
+
+  it('refuses, before any device opens, what cannot run over processes yet: tune, the tp-layer commands, --trace', () => {
+    for (const argv of [['tune', 'ag-gemm', '--ranks', '2'], ['run', 'tp-layer', '--ranks', '2'], ['run', 'ag-gemm', '--ranks', '2', '--trace', '/tmp/t.json']]) {
+      const job = mpirun(2, [cli, ...argv]);
+      expect(job.status, said(job)).toBe(2);
+      expect(job.stderr, said(job)).toMatch(/syncopate: .*(over several processes|traced yet)/);
+    }
+  }, 120_000);
 
   it('refuses a job of another size than --processes says, in every process', () => {
     const job = mpirun(2, [cli, 'run', 'ag-gemm', '--ranks', '2', '--processes', '3']);

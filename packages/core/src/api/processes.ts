@@ -17,6 +17,9 @@ export interface RankProcesses extends ProcessLink {
   readonly localRank: number;
   allGather(data: Uint8Array): Promise<Uint8Array[]>;
   barrier(): Promise<void>;
+  /** How chunks between processes on one host move (runtime's ProcessGroup: 'cma' or 'mpi'), and why. */
+  readonly sameHostCopy?: string;
+  readonly sameHostCopyReason?: string;
 }
 
 /** Which process opens each device of a placed run, and the group that links them. */
@@ -47,7 +50,7 @@ export class PlanMismatchError extends UsageError {
  */
 export function devicesOverProcesses(devices: number, processes: number): number[] {
   if (devices % processes !== 0) {
-    throw new UsageError(`${devices} device${devices === 1 ? '' : 's'} do not divide over ${processes} processes: give --devices a multiple of ${processes} (each process opens the same number)`);
+    throw new UsageError(`${devices} device${devices === 1 ? ' does' : 's do'} not divide over ${processes} processes: ask for a multiple of ${processes} devices (each process opens the same number)`);
   }
   const k = devices / processes;
   return Array.from({ length: devices }, (_, d) => Math.floor(d / k));

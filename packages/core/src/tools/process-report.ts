@@ -9,6 +9,8 @@ export interface ProcessesReport {
   readonly count: number;
   /** Distinct hosts. */
   readonly hosts: number;
+  /** How chunks between processes of one host moved: `cma (process_vm_readv, 8 copy threads)` or `mpi (...)`. */
+  readonly sameHostCopy?: string;
   /** Per process, in rank order: its host, and each of its devices with the ranks it ran. */
   readonly layout: readonly {
     readonly process: number;
@@ -42,7 +44,8 @@ export async function processLayout(group: RankProcesses, rankDevice: readonly n
   });
   const all = await group.allGather(new TextEncoder().encode(JSON.stringify(ours)));
   const layout = all.map((bytes, p) => ({ process: p, host: group.hosts[p]!, devices: JSON.parse(new TextDecoder().decode(bytes)) as ProcessesReport['layout'][number]['devices'] }));
-  return { count: group.size, hosts: new Set(group.hosts).size, layout };
+  const sameHostCopy = group.sameHostCopy && `${group.sameHostCopy}${group.sameHostCopyReason ? ` (${group.sameHostCopyReason})` : ''}`;
+  return { count: group.size, hosts: new Set(group.hosts).size, ...(sameHostCopy && { sameHostCopy }), layout };
 }
 
 /** The layout as report rows: `processes  2 on 1 host`, then `  process 1  b: device 1 (GPU 1 ...) ranks 4-7`. */

@@ -263,9 +263,11 @@ function buildWorkload(o: RunWorkloadOptions, wo: WorkloadOptions): BuiltWorkloa
 }
 
 export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
+  const group = o.processes !== undefined && o.processes.size > 1 ? o.processes : undefined;
+  // Under an MPI job a device a process, unless told otherwise.
+  if (group && o.devices === undefined && o.handles === undefined) o = { ...o, devices: group.size };
   const workload = getWorkload(o.workload);
   const wo = workloadOptions(o);
-  const group = o.processes !== undefined && o.processes.size > 1 ? o.processes : undefined;
   // Under an MPI job: which process opens each device (refused here, before any opens, if the counts do not divide).
   const deviceProcess = group && placeProcesses(o.ranks, rankPlacement(o), devicesOf(o), group.size);
   // Chunks between processes go by mpi: the placement knows the processes.

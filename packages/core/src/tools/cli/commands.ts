@@ -200,6 +200,7 @@ function formatCompileTiming(t: CompileTiming): string {
 }
 
 export async function runCommand(cmd: RunCommand, io: CliIO): Promise<number> {
+  if (cmd.trace !== undefined && io.processes && io.processes.size > 1) throw new UsageError('--trace: a run over several processes cannot be traced yet; trace it in one process (without mpirun)');
   if (cmd.trace !== undefined) checkTraceFile(cmd.trace);
   const limits = await adapterBufferLimits();
   if (limits !== undefined) checkRunFits(cmd.options, limits);

@@ -48,6 +48,10 @@ export async function execute(command: Command, io: MainIO): Promise<number> {
       return 0;
     }
     if (command.kind === 'compile') return compileCommand(command, io);
+    // Each process would run the whole command alone (and write one tune cache together).
+    if (io.processes && io.processes.size > 1 && (command.kind === 'tune' || command.kind === 'layer')) {
+      throw new UsageError(`${command.kind === 'tune' ? 'tune' : 'the tp-layer commands'} cannot run over several processes yet: run it without mpirun`);
+    }
     if (command.kind === 'bench') return await benchCommandRun(command, io);
     if (command.kind === 'layer') return await layerCommandRun(command, io);
     return command.kind === 'tune' ? await tuneCommandRun(command, io) : await runCommand(command, io);
