@@ -4,7 +4,8 @@
  * the same way for every program and tensor of a rank count (`placement`), so one kernel's output
  * tensor is the next one's input where it lies, with no host round trip.
  */
-import { Executor, openDevices, placeRanks, type DeviceHandle, type OpenDevicesOptions } from '@syncopate/runtime';
+import { Executor, placeRanks, type DeviceHandle, type OpenDevicesOptions } from '@syncopate/runtime';
+import { openRunDevices } from './run-devices.js';
 import { devicesOverProcesses, type ProcessPlacement, type RankProcesses } from './processes.js';
 import type { CompiledKernel } from './compile.js';
 import { UsageError } from './usage-error.js';
@@ -38,14 +39,10 @@ export async function openDeviceGroup(options: DeviceGroupOptions = {}): Promise
   if (job && options.handles !== undefined) throw new UsageError('openDeviceGroup: under an MPI job give devices (of every process), not handles');
   const count = options.devices ?? job?.size ?? 1;
   if (!Number.isInteger(count) || count < 1) throw new UsageError(`openDeviceGroup: devices must be a positive integer, got ${count}`);
-  const deviceProcess = job ? devicesOverProcesses(count, job.size) : Array<number>(count).fill(0);
-  const ours = deviceProcess.flatMap((p, d) => (!job || p === job.rank ? [d] : []));
-  const open = { ...options.open, device: { requiredLimits: 'adapter-max' as const, ...options.open?.device }, ...(job && { gpuOffset: job.localRank * ours.length }) };
-  const handles = options.handles ?? (await openDevices(ours.length, open));
-  if (handles.length === 0) throw new UsageError('openDeviceGroup: no handles given');
-  const slots: (DeviceHandle | undefined)[] = job ? deviceProcess.map(() => undefined) : [...handles];
-  if (job) ours.forEach((d, i) => (slots[d] = handles[i]));
-  return new DeviceGroup(slots, options.handles === undefined, options.timeoutMs ?? 30_000, job && { group: job, deviceProcess });
+  const deviceProcess = job && devicesOverProcesses(count, job.size);
+  if (options.handles?.length === 0) throw new UsageError('openDeviceGroup: no handles given');
+  const slots = options.handles ?? (await openRunDevices(count, job, options.open ?? {}, deviceProcess));
+  return new DeviceGroup(slots, options.handles === undefined, options.timeoutMs ?? 30_000, job && { group: job, deviceProcess: deviceProcess! });
 }
 
 export class DeviceGroup {

@@ -10,11 +10,10 @@
  * (runtime's process-transfer.ts), received straight into the destination's mapped staging.
  */
 import { placedTransfers, TransferAlignmentError, type ByteRun, type PlacedKernels, type PlacedTransfer } from '@syncopate/backends';
-import type { Module } from '@syncopate/ir';
+import { print as printModule, type Module } from '@syncopate/ir';
 import * as RNEA from 'fp-ts/lib/ReadonlyNonEmptyArray.js';
 import { GpuTimeoutError, messageCount, PeerCopier, receiveRuns, sendRuns, type DeviceHandle, type PeerCopierOptions, type RunResult, type TransferStages } from '@syncopate/runtime';
 import { checkSamePlan, nextSessionTag, SESSION_TAG_BITS, type ProcessPlacement } from './processes.js';
-import { print as printModule } from '@syncopate/ir';
 import type { RunRecording } from './run-recording.js';
 import { FusedSession } from './session.js';
 import { UsageError } from './usage-error.js';
@@ -160,14 +159,12 @@ export class PlacedSession {
   ): Promise<PlacedSession> {
     const processes = options.processes;
     const here = (d: number) => processes === undefined || processes.deviceProcess[d] === processes.group.rank;
-    if (processes && processes.deviceProcess.length !== placed.devices.length) {
-      throw new UsageError(`the kernels are placed on ${placed.devices.length} devices, but the processes open ${processes.deviceProcess.length}`);
+    const opened = processes ? processes.deviceProcess.length : devices.length;
+    if (opened < placed.devices.length || (processes && opened !== placed.devices.length)) {
+      throw new UsageError(`the kernels are placed on ${placed.devices.length} devices, but ${processes ? 'the processes open' : 'were given'} ${opened}`);
     }
     const missing = placed.devices.findIndex((_, d) => here(d) && devices[d] === undefined);
-    if (devices.length < placed.devices.length && !processes) {
-      throw new UsageError(`the kernels are placed on ${placed.devices.length} devices, but ${devices.length} were given`);
-    }
-    if (missing >= 0) throw new UsageError(`the kernels are placed on ${placed.devices.length} devices, but device ${missing}${processes ? `, one of this process's,` : ''} was not given`);
+    if (missing >= 0) throw new UsageError(`device ${missing}, one of this process's, was not given`);
     const transfers = new Map<number, Route>();
     for (const [i, t] of aligned(module, placed)) {
       const c = module.chunks[i]!;
@@ -179,8 +176,7 @@ export class PlacedSession {
     let groups = transferGroups(placed, transfers);
     if (processes) {
       // Before any device work: a process that placed another plan would wait for chunks never sent.
-      const settings = JSON.stringify([copier.flows, ...[1, 1 << 30].map((bytes) => copier.piecesOf([{ from: 0, to: 0, bytes }]).size)]);
-      await checkSamePlan(processes.group, 'placed plan', [printModule(module), JSON.stringify(placed.rankDevice), JSON.stringify(processes.deviceProcess), settings, ...placed.devices.map((d) => d.kernel.wgsl)].join('\n'));
+      await checkSamePlan(processes.group, 'placed plan', placedPlanText(module, placed, processes, copier));
       groups = withTags(groups, processes, copier);
     }
     const sessions: (FusedSession | undefined)[] = [];
@@ -209,11 +205,6 @@ export class PlacedSession {
     const landsBefore = (g: TransferGroup) => g.routes[0]!.landsBefore;
     const from = this.groups.flatMap((moments, d) => (this.isLocal(d) ? [] : moments.flat().filter((g) => this.isLocal(g.to))));
     return from.sort((a, b) => landsBefore(a) - landsBefore(b));
-  }
-
-  /** Ranks this process runs (all of them outside an MPI job). */
-  get localRanks(): number[] {
-    return this.placed.rankDevice.flatMap((d, r) => (this.sessions[d] ? [r] : []));
   }
 
   private isLocal(device: number): boolean {
@@ -354,6 +345,12 @@ export class PlacedSession {
     this.sessions.forEach((s) => s?.destroy());
     if (this.ownsCopier) this.copier.destroy();
   }
+}
+
+/** What every process of a job must place alike: the module, the placement, the kernels and how transfers are cut into messages. */
+function placedPlanText(module: Module, placed: PlacedKernels, processes: ProcessPlacement, copier: PeerCopier): string {
+  const pieces = [1, 1 << 30].map((bytes) => copier.piecesOf([{ from: 0, to: 0, bytes }]).size);
+  return [printModule(module), JSON.stringify([placed.rankDevice, processes.deviceProcess, copier.flows, pieces]), ...placed.devices.map((d) => d.kernel.wgsl)].join('\n');
 }
 
 /**

@@ -6,12 +6,12 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { emitPlacedKernels, type CodegenOptions, type DeviceView, type PlacedKernels } from '@syncopate/backends';
-import { hasRobustness, openDevices, placeRanks, type DeviceHandle, type PlacedDeviceHandle, type RunResult } from '@syncopate/runtime';
+import { hasRobustness, placeRanks, type DeviceHandle, type RunResult } from '@syncopate/runtime';
 import { compileOrThrow, type CompiledKernel } from '../api/compile.js';
-import { devicesOf } from '../api/run-devices.js';
+import { devicesOf, openRunDevices } from '../api/run-devices.js';
 import { CompileError } from '../api/compile-error.js';
 import { PlacedSession, type PlacedSessionOptions } from '../api/placed-session.js';
-import { devicesOverProcesses, placeProcesses, type RankProcesses } from '../api/processes.js';
+import { placeProcesses, type RankProcesses } from '../api/processes.js';
 import { FusedSession } from '../api/session.js';
 import { processLayout, slowestPerRun, worstOver } from './process-report.js';
 import { matmulTargetFor } from './matmul-target.js';
@@ -281,7 +281,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   const sample = o.verifyRows === undefined ? undefined : rowSample(outputRows, o.verifyRows);
   const expected = check ? workload.reference(wo, inputs, sample) : undefined;
   const given = o.handles ?? (o.device ? [o.device] : undefined);
-  const devices = given ?? (await openRunDevices(placed.devices.length, group, o.robustness, deviceProcess));
+  const devices = given ?? (await openRunDevices(placed.devices.length, group, o.robustness === false ? { gpu: { robustness: false } } : {}, deviceProcess));
   const ours = devices.flatMap((d, i) => (d ? [i] : []));
   const first = devices[ours[0]!]!;
   let target: 'simt' | 'subgroup-matrix' = o.codegen?.target === undefined || o.codegen.target === 'simt' ? 'simt' : 'subgroup-matrix';
@@ -352,21 +352,4 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<RunReport> {
   }
 }
 
-/**
- * Opens the devices of a run on `count` devices: all of them, or under an MPI job this process's
- * block of them (`deviceProcess`, by default devicesOverProcesses), on its block of its host's GPUs;
- * undefined at the other processes' indices.
- */
-export async function openRunDevices(count: number, group?: RankProcesses, robustness?: boolean, deviceProcess?: readonly number[]): Promise<(PlacedDeviceHandle | undefined)[]> {
-  const job = group && group.size > 1 ? group : undefined;
-  const owner = job && (deviceProcess ?? devicesOverProcesses(count, job.size));
-  const ours = Array.from({ length: count }, (_, d) => d).filter((d) => !owner || owner[d] === job!.rank);
-  const opened = await openDevices(ours.length, {
-    device: { requiredLimits: 'adapter-max' },
-    ...(robustness === false && { gpu: { robustness: false } }),
-    ...(job && { gpuOffset: job.localRank * ours.length }),
-  });
-  const devices: (PlacedDeviceHandle | undefined)[] = Array(count).fill(undefined);
-  ours.forEach((d, i) => (devices[d] = opened[i]));
-  return devices;
-}
+export { openRunDevices } from '../api/run-devices.js';

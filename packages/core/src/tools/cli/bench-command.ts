@@ -40,7 +40,7 @@ export async function benchCommandRun(cmd: BenchCommand, io: CliIO): Promise<num
   if (limits !== undefined) for (const r of runs) checkRunFits(r, limits);
   // Under mpirun, this process's block of the devices (a device a process by default).
   const { devices, processes } = asJob({ devices: cmd.devices }, io.processes, cmd.processes);
-  const handles = await openRunDevices(devices ?? 1, processes, cmd.robustness);
+  const handles = await openRunDevices(devices ?? 1, processes, cmd.robustness === false ? { gpu: { robustness: false } } : {});
   const ours = handles.flatMap((h) => (h ? [h] : []));
   if (processes && (cmd.tuned || cmd.trace !== undefined || cmd.out !== undefined)) {
     ours.forEach((h) => h.close());
