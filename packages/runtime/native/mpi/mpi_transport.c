@@ -494,13 +494,22 @@ static int poll_active(void) {
 
 /*
  * Polls before this many fruitless tests in a row are spun (sched_yield between them); after them the
- * thread waits between tests, from BACKOFF_MIN_NS doubling up to BACKOFF_MAX_NS, and wakes at once
- * for a new operation. A spinning thread per process took the cores that lavapipe's workers and the
- * other processes needed: three processes on two cores stalled for seconds (mpi-run.test.ts).
+ * thread waits between tests, from BACKOFF_MIN_NS doubling up to the longest wait, and wakes at once
+ * for a new operation of this process (a message from another one waits for the next test). A
+ * spinning thread per process took the cores that lavapipe's workers and the other processes needed:
+ * three processes on two cores stalled for seconds (mpi-run.test.ts). The longest wait is
+ * SYNCOPATE_MPI_POLL_WAIT_US microseconds (default 200), read at init.
  */
 #define SPIN_POLLS 2000
 #define BACKOFF_MIN_NS 2000L
-#define BACKOFF_MAX_NS 200000L
+static long backoff_max_ns = 200000L;
+
+static void read_poll_wait(void) {
+  const char* text = getenv("SYNCOPATE_MPI_POLL_WAIT_US");
+  char* end = NULL;
+  long us = text ? strtol(text, &end, 10) : -1;
+  if (text && end && *end == '\0' && us >= 1 && us <= 100000) backoff_max_ns = us * 1000L;
+}
 
 static void back_off(unsigned idle_polls) {
   if (idle_polls < SPIN_POLLS) {
@@ -508,8 +517,8 @@ static void back_off(unsigned idle_polls) {
     return;
   }
   long wait_ns = BACKOFF_MIN_NS;
-  for (unsigned i = SPIN_POLLS; i < idle_polls && wait_ns < BACKOFF_MAX_NS; i++) wait_ns *= 2;
-  if (wait_ns > BACKOFF_MAX_NS) wait_ns = BACKOFF_MAX_NS;
+  for (unsigned i = SPIN_POLLS; i < idle_polls && wait_ns < backoff_max_ns; i++) wait_ns *= 2;
+  if (wait_ns > backoff_max_ns) wait_ns = backoff_max_ns;
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_nsec += wait_ns;
@@ -560,6 +569,7 @@ static void finalize_now(Op* finalize) {
 }
 
 static void init_mpi(void) {
+  read_poll_wait();
   /*
    * Open MPI's plugins (mca_*.so) may resolve libmpi's symbols globally, and Node loads an addon
    * (and with it libmpi) RTLD_LOCAL: promote the loaded libmpi to global before MPI_Init_thread.
