@@ -167,13 +167,48 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
     expect(job.stdout).toBe('');
   }, 60_000);
 
-  it('refuses, before any device opens, what cannot run over processes yet: tune, the tp-layer commands, --trace', () => {
-    for (const argv of [['tune', 'ag-gemm', '--ranks', '2'], ['run', 'tp-layer', '--ranks', '2'], ['run', 'ag-gemm', '--ranks', '2', '--trace', '/tmp/t.json']]) {
+  it('refuses, before any device opens, what cannot run over processes yet: tune (tune tp-layer too), --trace', () => {
+    for (const argv of [['tune', 'ag-gemm', '--ranks', '2'], ['tune', 'tp-layer', '--ranks', '2'], ['run', 'ag-gemm', '--ranks', '2', '--trace', '/tmp/t.json']]) {
       const job = mpirun(2, [cli, ...argv]);
       expect(job.status, said(job)).toBe(2);
       expect(job.stderr, said(job)).toMatch(/syncopate: .*(over several processes|traced yet)/);
     }
   }, 120_000);
+
+  // A layer of 16 rows, 2 ranks: a few seconds a process on lavapipe.
+  const layerShape = ['--seq', '16', '--hidden', '32', '--heads', '4', '--head-dim', '8', '--ffn', '64', '--ranks', '2'];
+
+  it('runs tp-layer over 2 processes, a device each: verified against the CPU over every rank, one report from process 0 with the layout', () => {
+    const job = mpirun(2, [cli, 'run', 'tp-layer', ...layerShape, '--runs', '2']);
+    expect(job.status, said(job)).toBe(0);
+    expect(job.stdout.match(/^layer/gm)?.length, said(job)).toBe(1);
+    expect(job.stdout, said(job)).toMatch(/^shape\s+S=16 H=32 \(4 heads of 8\) F=64, f32, 2 ranks on 2 devices /m);
+    expect(job.stdout).toMatch(/^processes\s+2 on 1 host$/m);
+    expect(job.stdout).toMatch(/^ {2}process 0\s+\S+: device 0 \(.*\) ranks 0$/m);
+    expect(job.stdout).toMatch(/^ {2}process 1\s+\S+: device 1 \(.*\) ranks 1$/m);
+    expect(job.stdout).toMatch(/^check\s+verified against the CPU reference: max error /m);
+    expect(job.stdout).toMatch(/^time\s+.*2 runs\), host clock around the ten steps, each run its slowest process$/m);
+  }, 180_000);
+
+  it('benches tp-layer over 2 processes: fused and sequential checked against each other and the CPU, one JSON report from process 0', () => {
+    const job = mpirun(2, [cli, 'bench', 'tp-layer', ...layerShape, '--runs', '1', '--warmup', '0', '--json']);
+    expect(job.status, said(job)).toBe(0);
+    const report = JSON.parse(job.stdout) as {
+      devices: number;
+      verified: boolean;
+      rounds: number;
+      check: { fusedVsSequential: { verified: boolean }; vsReference: { fused: { verified: boolean }; sequential: { verified: boolean } } };
+      stepsMedianMs: { fused: Record<string, number> };
+      processes: { count: number; layout: { process: number; devices: { device: number; ranks: number[] }[] }[] };
+    };
+    expect(report).toMatchObject({ devices: 2, verified: true, rounds: 1 });
+    expect(report.check.fusedVsSequential.verified).toBe(true);
+    expect(report.check.vsReference.fused.verified).toBe(true);
+    expect(report.check.vsReference.sequential.verified).toBe(true);
+    expect(Object.keys(report.stepsMedianMs.fused)).toContain('all-gather+qkv');
+    expect(report.processes.count).toBe(2);
+    expect(report.processes.layout.map((p) => p.devices.map((d) => [d.device, d.ranks]))).toEqual([[[0, [0]]], [[1, [1]]]]);
+  }, 180_000);
 
   it('refuses a job of another size than --processes says, in every process', () => {
     const job = mpirun(2, [cli, 'run', 'ag-gemm', '--ranks', '2', '--processes', '3']);

@@ -36,6 +36,12 @@ export function ownRows(copies: readonly Float32Array[], shape: TpLayerShape): F
   return copies.map((copy, rank) => copy.subarray(rank * rows, (rank + 1) * rows));
 }
 
+/** `ownRows` of the ranks a process holds (`Tensor.readRanks`), by rank. */
+export function ownRowsByRank(copies: ReadonlyMap<number, Float32Array>, shape: TpLayerShape): Map<number, Float32Array> {
+  const rows = shape.shard * shape.hidden;
+  return new Map([...copies].map(([rank, copy]) => [rank, copy.subarray(rank * rows, (rank + 1) * rows)]));
+}
+
 export interface LayerError {
   /** The largest |actual − expected|. */
   readonly maxAbs: number;
@@ -59,5 +65,18 @@ export function layerError(actual: readonly ArrayLike<number>[], expected: reado
       scale = Math.max(scale, Math.abs(want[i]!));
     }
   });
+  return { maxAbs, scale, relative: Number.isNaN(maxAbs) ? NaN : maxAbs / scale };
+}
+
+/**
+ * The error over every rank from the errors over disjoint sets of ranks (each process's own): the
+ * largest maxAbs and the largest scale, NaN if any piece's is, as `layerError` over all the ranks at
+ * once gives them; `relative` from the combined two. Exact: a maximum does not depend on grouping.
+ */
+export function combineLayerErrors(pieces: readonly LayerError[]): LayerError {
+  if (pieces.length === 0) throw new RangeError('combineLayerErrors: no pieces');
+  const largest = (xs: number[]) => (xs.some(Number.isNaN) ? NaN : Math.max(...xs));
+  const maxAbs = largest(pieces.map((p) => p.maxAbs));
+  const scale = largest(pieces.map((p) => p.scale));
   return { maxAbs, scale, relative: Number.isNaN(maxAbs) ? NaN : maxAbs / scale };
 }

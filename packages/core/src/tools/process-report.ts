@@ -24,6 +24,11 @@ async function gatherNumbers(group: RankProcesses, values: readonly number[]): P
   return all.map((b) => new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)));
 }
 
+/** Every process's `values` (the same count in each), in process order. */
+export async function gatherOver(group: RankProcesses, values: readonly number[]): Promise<number[][]> {
+  return (await gatherNumbers(group, values)).map((v) => [...v]);
+}
+
 /** Per run, the longest of every process's time for it. */
 export async function slowestPerRun(group: RankProcesses, times: readonly number[]): Promise<number[]> {
   const all = await gatherNumbers(group, times);

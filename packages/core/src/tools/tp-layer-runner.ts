@@ -5,16 +5,23 @@
  * before it times: against the CPU reference where that is cheap, else against the sequential layer's
  * output at the same shape (the sequential layer moves every chunk between dispatches, so it shares
  * no overlap logic with the fused one).
+ *
+ * Under an MPI job (`processes`) each process opens its block of the devices and runs its ranks; every
+ * process runs the same runs, the check combines every process's ranks (`layerErrorOver`), and each
+ * time is a run's slowest process (`slowestPerRun`).
  */
+import { placeRanks } from '@syncopate/runtime';
 import { openDeviceGroup, type DeviceGroup } from '../api/index.js';
+import { placeProcesses, type RankProcesses } from '../api/processes.js';
 import { UsageError } from '../api/usage-error.js';
-import { layerError, ownRows, TP_LAYER_TOLERANCE, type LayerError } from '../layers/check.js';
+import { combineLayerErrors, layerError, ownRowsByRank, TP_LAYER_TOLERANCE, type LayerError } from '../layers/check.js';
 import { tpLayerShape, type TpLayerConfig } from '../layers/config.js';
 import { tpLayerInputs } from '../layers/inputs.js';
 import { tpLayerReference } from '../layers/reference.js';
 import type { TpLayerGemmTarget } from '../layers/gemm-target.js';
 import { tpLayer, type LoadedTpLayer, type TpLayerGemmName, type TpLayerTensors, type TpLayerVariant } from '../layers/tp-layer.js';
 import { COLLECTIVE_PLANS, type GatherPlan, type ReductionPlan } from '../workloads/index.js';
+import { gatherOver, processLayout, slowestPerRun, type ProcessesReport } from './process-report.js';
 import { adapterLabel } from './run.js';
 import { summarize, type Summary } from './stats.js';
 
@@ -33,7 +40,7 @@ export const REFERENCE_MAX_FLOP = 2e9;
 
 export interface TpLayerRunOptions {
   readonly config: TpLayerConfig;
-  /** Devices the ranks are spread over (default 1). */
+  /** Devices the ranks are spread over, of every process (default 1, or one a process under `processes`). */
   readonly devices?: number;
   readonly variant?: TpLayerVariant;
   /** How the four GEMMs lower (default auto: tensor cores where every device has them). */
@@ -46,6 +53,8 @@ export interface TpLayerRunOptions {
   readonly warmup?: number;
   /** The bound on each GPU wait (default `LAYER_GPU_WAIT_MS`). */
   readonly timeoutMs?: number;
+  /** The MPI job this process is one of (`joinProcessGroup`): each process runs its block of the devices. */
+  readonly processes?: RankProcesses;
 }
 
 export interface TpLayerCheckResult extends LayerError {
@@ -64,8 +73,10 @@ export interface TpLayerRunReport {
   readonly gemmTarget: string;
   readonly attentionTarget: string;
   readonly check: TpLayerCheckResult;
-  /** Host wall clock around the layer's ten steps, per run. */
+  /** Host wall clock around the layer's ten steps, per run (over processes, each run's slowest process). */
   readonly ms: Summary;
+  /** Under an MPI job: the processes, hosts, devices and ranks. */
+  readonly processes?: ProcessesReport;
 }
 
 /** The float64 reference's multiply-adds for `config`: the five GEMMs and attention's two products. */
@@ -88,14 +99,40 @@ function load(group: DeviceGroup, o: TpLayerRunOptions, config: TpLayerConfig, v
   return tpLayer(config, { variant }).load(group, { target: o.target ?? 'auto' });
 }
 
-/** One run's output, each rank's own rows (copied off the devices). */
-async function outputRows(layer: LoadedTpLayer, tensors: TpLayerTensors): Promise<Float32Array[]> {
-  return ownRows(await (await layer.run(tensors)).read(), layer.shape);
+/** Rank → its own rows of the output: this process's ranks of a run, or every rank of the CPU reference. */
+type LayerRows = ReadonlyMap<number, ArrayLike<number>>;
+
+/** One run's output, the own rows of each rank this process runs (copied off the devices). */
+async function outputRows(layer: LoadedTpLayer, tensors: TpLayerTensors): Promise<Map<number, Float32Array>> {
+  return ownRowsByRank(await (await layer.run(tensors)).readRanks(), layer.shape);
+}
+
+/**
+ * How far `actual` (this process's ranks) is from `expected` over every rank of the job: each process's
+ * error over its own ranks, combined over the processes (`layerErrorOver`).
+ */
+async function errorOver(job: RankProcesses | undefined, actual: LayerRows, expected: LayerRows): Promise<LayerError> {
+  const ranks = [...actual.keys()];
+  const own = layerError(
+    ranks.map((r) => actual.get(r)!),
+    ranks.map((r) => expected.get(r)!),
+  );
+  return job ? layerErrorOver(job, own) : own;
+}
+
+/** The error over every process's ranks from each process's `own` (the same in every process): exactly `layerError` over all the ranks at once. */
+export async function layerErrorOver(job: RankProcesses, own: LayerError): Promise<LayerError> {
+  return combineLayerErrors((await gatherOver(job, [own.maxAbs, own.scale])).map(([maxAbs, scale]) => ({ maxAbs: maxAbs!, scale: scale!, relative: maxAbs! / scale! })));
+}
+
+/** Per run, the slowest process's time (the times themselves outside an MPI job). */
+function slowest(job: RankProcesses | undefined, times: number[]): Promise<number[]> {
+  return job ? slowestPerRun(job, times) : Promise.resolve(times);
 }
 
 /** The answer `layer`'s output is checked against: the CPU's, or the sequential layer's on the same group and tensors. */
-async function expectedRows(group: DeviceGroup, o: TpLayerRunOptions, against: 'reference' | 'sequential', tensors: TpLayerTensors): Promise<readonly ArrayLike<number>[]> {
-  if (against === 'reference') return tpLayerReference(o.config, tpLayerInputs(o.config, o.seed ?? 1));
+async function expectedRows(group: DeviceGroup, o: TpLayerRunOptions, against: 'reference' | 'sequential', tensors: TpLayerTensors): Promise<LayerRows> {
+  if (against === 'reference') return new Map(tpLayerReference(o.config, tpLayerInputs(o.config, o.seed ?? 1)).map((rows, rank) => [rank, rows]));
   const sequential = await load(group, o, o.config, 'sequential');
   try {
     return await outputRows(sequential, tensors);
@@ -126,15 +163,37 @@ function counts(o: TpLayerRunOptions): { runs: number; warmup: number } {
   return { runs, warmup };
 }
 
-/** Opens the devices, runs `body`, closes them. The config is checked first, before any device opens. */
-async function withGroup<T>(o: TpLayerRunOptions, body: (group: DeviceGroup) => Promise<T>): Promise<T> {
-  tpLayerShape(o.config);
-  const group = await openDeviceGroup({ devices: o.devices ?? 1, timeoutMs: o.timeoutMs ?? LAYER_GPU_WAIT_MS });
+/**
+ * Opens the devices (under an MPI job, this process's block of them), runs `body`, closes them. The
+ * config, and the ranks and devices over the processes, are checked first, before any device opens.
+ */
+async function withGroup<T>(o: TpLayerRunOptions, body: (group: DeviceGroup, job: RankProcesses | undefined) => Promise<T>): Promise<T> {
+  const { ranks } = tpLayerShape(o.config);
+  const job = o.processes && o.processes.size > 1 ? o.processes : undefined;
+  const devices = o.devices ?? job?.size ?? 1;
+  if (job) {
+    let rankDevice: number[];
+    try {
+      rankDevice = placeRanks(ranks, devices);
+    } catch (e) {
+      throw new UsageError((e as Error).message.replace(/^placeRanks: /, ''));
+    }
+    placeProcesses(ranks, rankDevice, devices, job.size);
+  }
+  const group = await openDeviceGroup({ devices, timeoutMs: o.timeoutMs ?? LAYER_GPU_WAIT_MS, ...(job && { processes: job }) });
   try {
-    return await body(group);
+    return await body(group, job);
   } finally {
     group.close();
   }
+}
+
+/** The devices of the group over every process, its adapter, and under an MPI job its layout. */
+async function groupFacts(group: DeviceGroup, job: RankProcesses | undefined, ranks: number): Promise<{ devices: number; adapter: string; processes?: ProcessesReport }> {
+  const devices = group.deviceCount;
+  const adapter = adapterLabel(group.devices[0]!, devices);
+  if (!job) return { devices, adapter };
+  return { devices, adapter, processes: await processLayout(job, group.placement(ranks), group.processes!.deviceProcess, group.handles) };
 }
 
 /** Runs the layer once checked, then `runs` times timed. `verified` false in the report is a wrong answer, not an error. */
@@ -142,14 +201,15 @@ export async function runTpLayer(o: TpLayerRunOptions): Promise<TpLayerRunReport
   const { runs, warmup } = counts(o);
   const variant = o.variant ?? 'fused';
   const against = checkAgainst(o.config, o.check ?? 'auto');
-  return withGroup(o, async (group) => {
+  return withGroup(o, async (group, job) => {
     const layer = await load(group, o, o.config, variant);
     try {
       const tensors = await layer.tensors(tpLayerInputs(o.config, o.seed ?? 1));
       const actual = await outputRows(layer, tensors);
-      const check = checked(o.config, against, layerError(actual, await expectedRows(group, o, against, tensors)));
-      const ms = summarize(await timeRuns(layer, tensors, warmup, runs));
-      return { layer: 'tp-layer', config: o.config, variant, devices: group.devices.length, adapter: adapterLabel(group.devices[0]!, group.devices.length), gemmTarget: layer.gemmTarget, attentionTarget: layer.attentionTarget, check, ms };
+      const check = checked(o.config, against, await errorOver(job, actual, await expectedRows(group, o, against, tensors)));
+      const ms = summarize(await slowest(job, await timeRuns(layer, tensors, warmup, runs)));
+      const { processes, ...facts } = await groupFacts(group, job, o.config.ranks);
+      return { layer: 'tp-layer', config: o.config, variant, ...facts, gemmTarget: layer.gemmTarget, attentionTarget: layer.attentionTarget, check, ms, ...(processes && { processes }) };
     } finally {
       layer.destroy();
     }
@@ -185,13 +245,15 @@ export interface TpLayerBenchReport {
   readonly overlapBoundMs: number;
   /** Median fused time over the bound: 1 is perfect overlap. */
   readonly fusedOverBound: number;
+  /** Under an MPI job: the processes, hosts, devices and ranks (every time above a run's slowest process). */
+  readonly processes?: ProcessesReport;
 }
 
 /** Each GEMM's step in `LoadedTpLayer.steps`. */
 const GEMM_STEPS: Readonly<Record<TpLayerGemmName, string>> = { qkv: 'all-gather+qkv', outProj: 'out-proj+reduce-scatter', gateUp: 'all-gather+gate-up', down: 'down+reduce-scatter' };
 
 /** Each GEMM step's collective alone in `layer` (its tiles' phases left out): median of `runs` after `warmup`. */
-async function collectivesAlone(layer: LoadedTpLayer, tensors: TpLayerTensors, warmup: number, runs: number): Promise<Record<TpLayerGemmName, number>> {
+async function collectivesAlone(job: RankProcesses | undefined, layer: LoadedTpLayer, tensors: TpLayerTensors, warmup: number, runs: number): Promise<Record<TpLayerGemmName, number>> {
   const out: Partial<Record<TpLayerGemmName, number>> = {};
   for (const [gemm, name] of Object.entries(GEMM_STEPS) as [TpLayerGemmName, string][]) {
     const step = layer.steps(tensors).find((s) => s.name === name)!;
@@ -199,7 +261,7 @@ async function collectivesAlone(layer: LoadedTpLayer, tensors: TpLayerTensors, w
     for (let i = 0; i < warmup; i++) await run();
     const times: number[] = [];
     for (let i = 0; i < runs; i++) times.push(await timed(run));
-    out[gemm] = summarize(times).median;
+    out[gemm] = summarize(await slowest(job, times)).median;
   }
   return out as Record<TpLayerGemmName, number>;
 }
@@ -220,7 +282,7 @@ export function overlapBound(steps: TpLayerBenchReport['stepsMedianMs'], collect
 export async function benchTpLayer(o: Omit<TpLayerRunOptions, 'variant'>): Promise<TpLayerBenchReport> {
   const { runs: rounds, warmup } = counts(o);
   const reference = checkAgainst(o.config, o.check ?? 'auto') === 'reference';
-  return withGroup(o, async (group) => {
+  return withGroup(o, async (group, job) => {
     const loaded: Partial<Record<TpLayerVariant, LoadedTpLayer>> = {};
     try {
       loaded.fused = await load(group, o, o.config, 'fused');
@@ -230,11 +292,11 @@ export async function benchTpLayer(o: Omit<TpLayerRunOptions, 'variant'>): Promi
       const tensors = await layers.fused.tensors(inputs);
       const fusedOut = await outputRows(layers.fused, tensors);
       const sequentialOut = await outputRows(layers.sequential, tensors);
-      const fusedVsSequential = checked(o.config, 'sequential', layerError(fusedOut, sequentialOut));
+      const fusedVsSequential = checked(o.config, 'sequential', await errorOver(job, fusedOut, sequentialOut));
       let vsReference: TpLayerBenchReport['check']['vsReference'];
       if (reference) {
-        const expected = tpLayerReference(o.config, inputs);
-        vsReference = { fused: checked(o.config, 'reference', layerError(fusedOut, expected)), sequential: checked(o.config, 'reference', layerError(sequentialOut, expected)) };
+        const expected = new Map(tpLayerReference(o.config, inputs).map((rows, rank) => [rank, rows]));
+        vsReference = { fused: checked(o.config, 'reference', await errorOver(job, fusedOut, expected)), sequential: checked(o.config, 'reference', await errorOver(job, sequentialOut, expected)) };
       }
       const verified = fusedVsSequential.verified && (vsReference === undefined || (vsReference.fused.verified && vsReference.sequential.verified));
 
@@ -248,16 +310,21 @@ export async function benchTpLayer(o: Omit<TpLayerRunOptions, 'variant'>): Promi
           for (const step of layers[v].steps(tensors)) (steps[v][step.name] ??= []).push(await timed(() => layers[v].program(step.kernel).run(step.tensors)));
         }
       }
-      const ms = { fused: summarize(times.fused), sequential: summarize(times.sequential) };
-      const medians = (s: Record<string, number[]>) => Object.fromEntries(Object.entries(s).map(([name, xs]) => [name, summarize(xs).median]));
-      const stepsMedianMs = { fused: medians(steps.fused), sequential: medians(steps.sequential) };
-      const collectiveAloneMs = await collectivesAlone(layers.sequential, tensors, warmup, rounds);
+      // Every process ran the same runs in the same order: each run as long as its slowest process.
+      const ms = { fused: summarize(await slowest(job, times.fused)), sequential: summarize(await slowest(job, times.sequential)) };
+      const medians = async (s: Record<string, number[]>) => {
+        const out: Record<string, number> = {};
+        for (const [name, xs] of Object.entries(s)) out[name] = summarize(await slowest(job, xs)).median;
+        return out;
+      };
+      const stepsMedianMs = { fused: await medians(steps.fused), sequential: await medians(steps.sequential) };
+      const collectiveAloneMs = await collectivesAlone(job, layers.sequential, tensors, warmup, rounds);
+      const { processes, ...facts } = await groupFacts(group, job, o.config.ranks);
       const overlapBoundMs = overlapBound(stepsMedianMs, collectiveAloneMs);
       return {
         layer: 'tp-layer',
         config: o.config,
-        devices: group.devices.length,
-        adapter: adapterLabel(group.devices[0]!, group.devices.length),
+        ...facts,
         check: { fusedVsSequential, ...(vsReference && { vsReference }) },
         verified,
         rounds,
@@ -269,6 +336,7 @@ export async function benchTpLayer(o: Omit<TpLayerRunOptions, 'variant'>): Promi
         collectiveAloneMs,
         overlapBoundMs,
         fusedOverBound: ms.fused.median / overlapBoundMs,
+        ...(processes && { processes }),
       };
     } finally {
       Object.values(loaded).forEach((layer) => layer.destroy());
@@ -303,6 +371,9 @@ export interface TpLayerTuneOptions extends Omit<TpLayerRunOptions, 'variant' | 
   readonly chunksPerRank?: readonly number[];
 }
 
+/** Why `tune tp-layer` refuses an MPI job of several processes. */
+export const TUNE_OVER_PROCESSES = 'tune tp-layer cannot run over several processes yet (each process would search and time its candidates alone): run it without mpirun';
+
 /**
  * Tries the fused layer at every chunk count × gather plan × reduction plan, each checked against the
  * sequential layer's output and timed `runs` times; candidates are timed one after another, each
@@ -311,6 +382,7 @@ export interface TpLayerTuneOptions extends Omit<TpLayerRunOptions, 'variant' | 
 export async function tuneTpLayer(o: TpLayerTuneOptions): Promise<TpLayerTuneReport> {
   const { runs, warmup } = counts(o);
   const chunkCounts = o.chunksPerRank ?? [1, 2, 4];
+  if (o.processes && o.processes.size > 1) throw new UsageError(TUNE_OVER_PROCESSES);
   return withGroup(o, async (group) => {
     const baseline = await load(group, o, o.config, 'sequential');
     const tensors = await baseline.tensors(tpLayerInputs(o.config, o.seed ?? 1));
@@ -330,7 +402,7 @@ export async function tuneTpLayer(o: TpLayerTuneOptions): Promise<TpLayerTuneRep
               throw e;
             }
             try {
-              const check = checked(config, 'sequential', layerError(await outputRows(layer, tensors), expected));
+              const check = checked(config, 'sequential', layerError([...(await outputRows(layer, tensors)).values()], [...expected.values()]));
               candidates.push({ chunksPerRank, gather, reduction, check, ms: summarize(await timeRuns(layer, tensors, warmup, runs)) });
             } finally {
               layer.destroy();

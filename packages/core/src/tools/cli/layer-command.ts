@@ -2,11 +2,13 @@
 import type { TpLayerConfig } from '../../layers/config.js';
 import { alignedTable, formatMs } from '../report-format.js';
 import { benchTpLayer, runTpLayer, tuneTpLayer, type TpLayerBenchReport, type TpLayerCheckResult, type TpLayerRunReport, type TpLayerTuneReport } from '../tp-layer-runner.js';
-import type { CliIO } from './commands.js';
+import { layoutRows } from '../process-report.js';
+import { asJob, type CliIO } from './commands.js';
 import type { LayerCommand } from './layer-args.js';
 
 export async function layerCommandRun(cmd: LayerCommand, io: CliIO): Promise<number> {
-  const { options } = cmd;
+  // Under mpirun (run and bench): this process's block of the devices, one a process by default.
+  const options = asJob(cmd.options, io.processes);
   if (cmd.action === 'run') {
     const report = await runTpLayer(options);
     io.out(cmd.json ? JSON.stringify(report, null, 2) : formatLayerRun(report));
@@ -40,10 +42,11 @@ export function formatLayerRun(r: TpLayerRunReport): string {
   return alignedTable([
     ['layer', `tp-layer ${r.variant}`],
     ['shape', describeLayer(r.config, r.devices, r.adapter)],
+    ...(r.processes ? layoutRows(r.processes) : []),
     ['GEMMs', r.gemmTarget],
     ['attention', r.attentionTarget],
     ['check', describeCheck(r.check)],
-    ['time', `${spread(r.ms)}, host clock around the ten steps`],
+    ['time', `${spread(r.ms)}, host clock around the ten steps${r.processes ? ', each run its slowest process' : ''}`],
   ]);
 }
 
@@ -55,11 +58,12 @@ export function formatLayerBench(r: TpLayerBenchReport): string {
   const steps = Object.keys(r.stepsMedianMs.fused).map((name): [string, string] => [`  ${name}`, `${formatMs(r.stepsMedianMs.fused[name]!).padStart(9)}  ${formatMs(r.stepsMedianMs.sequential[name] ?? NaN).padStart(10)}`]);
   return [
     `tp-layer: ${describeLayer(r.config, r.devices, r.adapter)}`,
+    ...(r.processes ? [alignedTable(layoutRows(r.processes))] : []),
     alignedTable(checks),
     alignedTable([
       ['fused', spread(r.ms.fused)],
       ['sequential', spread(r.ms.sequential)],
-      ['fused over sequential', `${r.fusedOverSequential.toFixed(2)}x (${r.rounds} rounds, both variants each round, host clock)`],
+      ['fused over sequential', `${r.fusedOverSequential.toFixed(2)}x (${r.rounds} rounds, both variants each round, host clock${r.processes ? ', each run its slowest process' : ''})`],
       ['perfect overlap', `${formatMs(r.overlapBoundMs)} ms: fused at ${r.fusedOverBound.toFixed(2)}x of it (each GEMM step the longer of its compute and its collective)`],
       ['GEMMs, attention', `${r.gemmTarget.fused}, ${r.attentionTarget.fused}`],
     ]),

@@ -12,6 +12,7 @@ import { benchCommandRun } from './bench-command.js';
 import { compileCommand, runCommand, type CliIO } from './commands.js';
 import { tuneCommandRun } from './tune-command.js';
 import { layerCommandRun } from './layer-command.js';
+import { TUNE_OVER_PROCESSES } from '../tp-layer-runner.js';
 import { SourceError } from './source.js';
 import { usage } from './usage.js';
 
@@ -48,9 +49,10 @@ export async function execute(command: Command, io: MainIO): Promise<number> {
       return 0;
     }
     if (command.kind === 'compile') return compileCommand(command, io);
-    // Each process would run the whole command alone (and write one tune cache together).
-    if (io.processes && io.processes.size > 1 && (command.kind === 'tune' || command.kind === 'layer')) {
-      throw new UsageError(`${command.kind === 'tune' ? 'tune' : 'the tp-layer commands'} cannot run over several processes yet: run it without mpirun`);
+    // Each process would search alone (and write one tune cache together).
+    if (io.processes && io.processes.size > 1) {
+      if (command.kind === 'tune') throw new UsageError('tune cannot run over several processes yet: run it without mpirun');
+      if (command.kind === 'layer' && command.action === 'tune') throw new UsageError(TUNE_OVER_PROCESSES);
     }
     if (command.kind === 'bench') return await benchCommandRun(command, io);
     if (command.kind === 'layer') return await layerCommandRun(command, io);
