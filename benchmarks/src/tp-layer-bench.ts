@@ -27,6 +27,13 @@
  *
  * Prints one JSON line (and appends it to --out): `benchTpLayer`'s report (what `syncopate bench
  * tp-layer --json` prints) with the bench's name and the attention tile.
+ *
+ * Under mpirun (one process a GPU): every process joins the job and runs its block of the devices
+ * (`--devices` counts every process's, one a process by default); the check is over every rank and
+ * each time a run's slowest process; process 0 alone prints and writes --out. `--attention-tiles`
+ * runs in one process only.
+ *
+ *   mpirun --bind-to none -n 2 node dist/tp-layer.mjs --ranks 2 --devices 2 --dtype f16 --rounds 10
  */
 import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -36,6 +43,8 @@ import {
   causalMask,
   compileOrThrow,
   gemmTargetFor,
+  joinProcessGroup,
+  launchedByMpi,
   matrixAttentionKernels,
   openDeviceGroup,
   summarize,
@@ -52,7 +61,7 @@ import {
 const { values: v } = parseArgs({
   options: {
     ranks: { type: 'string', default: '8' },
-    devices: { type: 'string', default: '1' },
+    devices: { type: 'string' },
     dtype: { type: 'string', default: 'f16' },
     seq: { type: 'string', default: '4096' },
     hidden: { type: 'string', default: '4096' },
@@ -84,10 +93,16 @@ const config: TpLayerConfig = {
   dtype: v.dtype as 'f32' | 'f16',
   ...(v.attention && { attention: parseTile(v.attention) }),
 };
-const devices = Number(v.devices);
 const timeoutMs = 120_000;
+// Under mpirun, this process's part of the job (undefined in one process, or a job of one).
+const joined = launchedByMpi() ? await joinProcessGroup() : undefined;
+const processes = joined && joined.size > 1 ? joined : undefined;
+const lead = !processes || processes.rank === 0;
+// Every device of the job: one in one process, one a process under mpirun, unless given.
+const devices = v.devices === undefined ? (processes?.size ?? 1) : Number(v.devices);
 
 function emit(record: object): void {
+  if (!lead) return;
   const line = JSON.stringify(record);
   console.log(line);
   if (v.out) appendFileSync(v.out, `${line}\n`);
@@ -143,17 +158,31 @@ async function attentionSweep(group: DeviceGroup, tiles: readonly string[]): Pro
   }
 }
 
-if (v['attention-tiles']) {
-  const group = await openDeviceGroup({ devices, timeoutMs });
-  try {
-    await attentionSweep(group, v['attention-tiles'].split(','));
-  } finally {
-    group.close();
+async function main(): Promise<void> {
+  if (v['attention-tiles']) {
+    if (processes) throw new Error('--attention-tiles runs in one process: run it without mpirun');
+    const group = await openDeviceGroup({ devices, timeoutMs });
+    try {
+      await attentionSweep(group, v['attention-tiles'].split(','));
+    } finally {
+      group.close();
+    }
   }
+  // --rounds 0: the sweep alone.
+  if (Number(v.rounds) === 0) return;
+  const report = await benchTpLayer({ config, devices, target: v.target as TpLayerGemmTarget, runs: Number(v.rounds), warmup: 2, check: v.reference ? 'reference' : 'sequential', timeoutMs, ...(processes && { processes }) });
+  const s = tpLayerShape(config);
+  // Attention ran on subgroup matrices where the report's steps include qkv-to-f16 (at matrixAttentionTile).
+  emit({ bench: 'tp-layer', ...report, attentionTile: { queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD }, matrixAttentionTile: s.matrixAttention ?? null, timing: 'wall-clock' });
 }
-// --rounds 0: the sweep alone.
-if (Number(v.rounds) === 0) process.exit(0);
-const report = await benchTpLayer({ config, devices, target: v.target as TpLayerGemmTarget, runs: Number(v.rounds), warmup: 2, check: v.reference ? 'reference' : 'sequential', timeoutMs });
-const s = tpLayerShape(config);
-// Attention ran on subgroup matrices where the report's steps include qkv-to-f16 (at matrixAttentionTile).
-emit({ bench: 'tp-layer', ...report, attentionTile: { queryBlock: s.queryBlock, kvBlock: s.kvBlock, sliceD: s.sliceD }, matrixAttentionTile: s.matrixAttention ?? null, timing: 'wall-clock' });
+
+try {
+  await main();
+  await joined?.close();
+} catch (e) {
+  const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  // A failure this process met alone would leave the others waiting on it: end the job.
+  if (processes) processes.abort(1, `[process ${processes.rank} on ${processes.host}] ${message}`);
+  else console.error(message);
+  process.exitCode = 1;
+}
