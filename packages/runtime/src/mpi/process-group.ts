@@ -91,7 +91,7 @@ const MAX_COPY_THREADS = 64;
  * processes on an H100 host (16 cores) moved 15.5-18.5 GB/s with 4 threads and 25.5-30.0 with 8
  * (bandwidth.mjs; benchmarks/results/mpi-transport-2026-11-28).
  */
-function copyThreads(env: NodeJS.ProcessEnv = process.env): number {
+function copyThreads(env: Readonly<Record<string, string | undefined>> = process.env): number {
   const text = env.SYNCOPATE_MPI_COPY_THREADS;
   if (!text) return 8;
   const threads = Number(text);
@@ -103,7 +103,7 @@ function copyThreads(env: NodeJS.ProcessEnv = process.env): number {
 const LAUNCHER_VARIABLES = ['OMPI_COMM_WORLD_SIZE', 'PMIX_RANK', 'PMI_SIZE'] as const;
 
 /** Whether this process was started by an MPI launcher (env only; loads nothing). */
-export function launchedByMpi(env: NodeJS.ProcessEnv = process.env): boolean {
+export function launchedByMpi(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
   return LAUNCHER_VARIABLES.some((name) => env[name] !== undefined);
 }
 
