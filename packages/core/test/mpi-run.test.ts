@@ -74,7 +74,8 @@ function expectVerifiedOver(processes: number, commands: readonly (readonly stri
     expect(report.verified, what).toBe(true);
     expect(report.backend.split('+'), what).toContain('mpi');
     expect(report.processes?.count, what).toBe(processes);
-    expect(report.processes?.sameHostCopy, what).toMatch(mca.length > 0 || env.SYNCOPATE_MPI_SINGLE_COPY === '0' ? /^mpi \(/ : /^cma \(process_vm_readv, \d+ copy threads\)$/);
+    // The single copy where the processes may read each other (the probe at join), MPI's path otherwise, with its reason.
+    expect(report.processes?.sameHostCopy, what).toMatch(env.SYNCOPATE_MPI_SINGLE_COPY === '0' ? /^mpi \(SYNCOPATE_MPI_SINGLE_COPY=0/ : /^(cma \(process_vm_readv, \d+ copy threads\)|mpi \(.+\))$/);
     for (const p of report.processes!.layout) expect(p.devices.flatMap((d) => d.ranks).length, what).toBeGreaterThan(0);
   });
 }
