@@ -1,8 +1,6 @@
 export * from './control.js';
 export * from './fused-kernel.js';
 export * from './gpu-signal/chunk-table.js';
-export { HEADER, headerWords } from './wgsl/tables.js';
-export { PENDING_CAPACITY } from './gpu-signal/emit-signal.js';
 export { emitFusedKernel, emitPlacedKernels, type CodegenOptions, type DeviceKernel, type PlacedKernels } from './wgsl/emit-kernel.js';
 export * from './wgsl/matmul-strategy.js';
 export { NEVER, type DeviceView, type PhaseView } from './placement/device-view.js';

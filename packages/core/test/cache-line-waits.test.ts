@@ -22,7 +22,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { dtypeBytes, evalAffine, ownedBox, type Box, type Module, type Op } from '@syncopate/ir';
-import { chunkTable, HEADER } from '@syncopate/backends';
+import { chunkTable } from '@syncopate/backends';
 import { barrierPoints } from '../../backends/src/gpu-signal/barrier-table.js';
 import { DESCRIPTOR_WORDS, FIELD } from '../../backends/src/gpu-signal/descriptors.js';
 import { compileOrThrow } from '../src/api/compile.js';
@@ -159,19 +159,16 @@ function checkTables(module: Module, read: Map<string, Map<string, Set<number>>>
   const points = barrierPoints(module, fused.localRanks.length * tiles).filter((p) => p.kind === 'wait');
   const data = fused.tables.data;
   const gridRank = Number(/const GRID_RANK: u32 = (\d+)u;/.exec(fused.wgsl)![1]);
-  const ordersAt = Number(/const ORDERS_AT: u32 = (\d+)u;/.exec(fused.wgsl)![1]);
   const listed = new Map<number, Map<string, Set<number>>>();
   points.forEach((p, n) => {
-    // The constant is the header word that holds where the point's rows start.
-    const word = Number(new RegExp(`const WAITS_${n}: u32 = (\\d+)u;`).exec(fused.wgsl)?.[1]);
-    expect(Number.isInteger(word)).toBe(true);
-    const base = data[word]!;
+    const base = Number(new RegExp(`const WAITS_${n}: u32 = (\\d+)u;`).exec(fused.wgsl)?.[1]);
+    expect(Number.isInteger(base)).toBe(true);
     const iterations = p.loop?.iterations ?? 1;
     fused.localRanks.forEach((rank, local) => {
       let byTile = listed.get(rank);
       if (!byTile) listed.set(rank, (byTile = new Map()));
       for (let position = 0; position < tiles; position++) {
-        const slot = ordersAt + (rank * tiles + position) * gridRank;
+        const slot = (rank * tiles + position) * gridRank;
         const tile = Array.from(data.slice(slot, slot + gridRank)).join();
         let parts = byTile.get(tile);
         if (!parts) byTile.set(tile, (parts = new Set()));
@@ -216,7 +213,8 @@ function checkTables(module: Module, read: Map<string, Map<string, Set<number>>>
 function checkMoves(module: Module): string[] {
   const fused = lowerToWgsl({ module } as never);
   const data = fused.tables.data;
-  const [parts, partsAt, phases, phasesAt, phaseWords] = (['parts', 'partsAt', 'phases', 'phasesAt', 'phaseWords'] as const).map((name) => data[HEADER[name]]!) as [number, number, number, number, number];
+  const constant = (name: string) => Number(new RegExp(`const ${name}: u32 = (\\d+)u;`).exec(fused.wgsl)?.[1] ?? NaN);
+  const [parts, partsAt, phases, phasesAt, phaseWords] = ['PARTS', 'PARTS_AT', 'PHASES', 'PHASES_AT', 'PHASE_WORDS'].map(constant) as [number, number, number, number, number];
   const word = (p: number, f: keyof typeof FIELD, i = 0) => data[partsAt + p * DESCRIPTOR_WORDS + FIELD[f] + i]!;
   const list = (p: number, start: 'depStart' | 'memberStart', count: 'depCount' | 'memberCount') =>
     Array.from({ length: word(p, count) }, (_, i) => data[partsAt + word(p, start) + i]!);

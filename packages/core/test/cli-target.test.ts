@@ -18,7 +18,7 @@ describe('syncopate compile --target', () => {
     expect(r.out).toMatch(/subgroupMatrixMultiplyAccumulate/);
     expect(r.out).toMatch(/subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>/);
     // ag-gemm's tensor-core tile (128x256x32, 128x64x32 at this shape), as run takes it on a device with them.
-    expect(r.out).toMatch(/\/\/ \d+ tiles a rank of 128x64\n/);
+    expect(r.out).toMatch(/\/\/ 2 ranks x \d+ tiles of 128x64,/);
     expect(r.out).toContain('var<workgroup> sh_a: array<f16, 10240>; // 2 x 128x32, rows padded to 40');
   });
 

@@ -93,7 +93,7 @@ describe('syncopate compile ring-attn --dtype f16 --target subgroup-matrix (an H
     expect(wgsl).toContain('enable f16;');
     expect(wgsl).toContain('enable chromium_experimental_subgroup_matrix;');
     // The default shape (S 256, D 64, 4 ranks) at ringAttentionTensorCoreBlock's 32x64x64.
-    expect(wgsl).toMatch(/\/\/ 2 tiles a rank of 32x64\n/);
+    expect(wgsl).toMatch(/\/\/ 4 ranks x 2 tiles of 32x64,/);
     expect(wgsl).toContain('@compute @workgroup_size(256)');
     expect(wgsl).toContain('@builtin(subgroup_id) sg_id: u32');
     // Q·Kᵀ: Q left, K staged transposed as the right operand; P·V: P (cast to f16) left, V right.

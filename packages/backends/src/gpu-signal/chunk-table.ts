@@ -110,11 +110,8 @@ export interface ChunkTable {
    */
   readonly edges?: readonly number[];
   readonly locks: number;
-  /**
-   * The most parts a workgroup's pending list can hold while it publishes one queued part and what
-   * that completes, depth-first (`publishPeak`), over all parts; each queued below it adds one.
-   */
-  readonly publishHeadroom: number;
+  /** The most parts a workgroup can have queued at once (its pending list's size). */
+  readonly maxPending: number;
 }
 
 /** `d` feeds `c`: `c` forwards elements that `d` delivered to `c`'s source at an earlier step. */
@@ -353,6 +350,7 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
   });
 
   // Tile arrivals: the same arithmetic as the arrive code (emitArrive) on the GPU.
+  const maxPerTile = new Map<string, number>();
   entries.forEach((e) => {
     const box = arrivalTiles(alignment, e.chunk);
     if (!box) return;
@@ -363,6 +361,8 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
         partList[e.firstPart + p]!.need += sides;
         partList[e.firstPart + p]!.arrivals++;
       }
+      const key = tile.join();
+      maxPerTile.set(key, (maxPerTile.get(key) ?? 0) + counted.length);
     });
   });
   // Forwarding: a part of c waits for every part of a feeder chunk whose region it overlaps.
@@ -388,41 +388,19 @@ export function chunkTable(module: Module, partElements?: number, shape: PartSha
       }
     }
   }
-  const peaks = publishPeaks(partList);
+  // A merged lead's publication counts the dependents of all its members.
+  // Folded, not spread into Math.max: at 256 ranks there are more parts than a call takes arguments.
+  const fanOut = partList.reduce((most, p) => Math.max(most, (p.members.length > 0 ? p.members : [p.index]).reduce((n, m) => n + partList[m]!.dependents.length, 0)), 1);
+  const chain = chunks.reduce((most, c) => Math.max(most, c.step + 1), 1);
   return {
     entries,
     parts: partList,
     ready: partList.filter((p) => p.need === 0).map((p) => p.index),
     locks,
-    // Folded, not spread into Math.max: at 256 ranks there are more parts than a call takes arguments.
-    publishHeadroom: peaks.reduce((most, n) => Math.max(most, n), 1),
+    // A workgroup queues what its arrives complete, then, publishing depth-first, at most
+    // fan-out − 1 more per link of a forwarding chain.
+    maxPending: [...maxPerTile.values()].reduce((most, n) => Math.max(most, n), 1) + (fanOut - 1) * chain + 1,
   };
-}
-
-/**
- * Per part, the most entries the pending list holds, counting from the part's own slot, while the
- * part and everything its publication completes are published (emit-signal.ts, publish_pending):
- * the part is taken off, then each dependent whose last requirement it meets is queued (counted on
- * its lead, each lead once; a merged lead counts the dependents of all its members), and the last queued is
- * published first, with those queued before it below. At worst every dependent completes, so
- * peak(p) = max(1, d, max over the j-th dependent q of j + peak(q)). Forwarding goes to later steps,
- * so the graph has no cycle. Not fan-out − 1 per step of the longest chain: ring gemv-ar at 8 ranks
- * needed 97 entries that way.
- */
-function publishPeaks(parts: readonly ChunkPart[]): number[] {
-  const peaks = new Array<number>(parts.length).fill(0);
-  const peak = (p: number): number => {
-    if (peaks[p]! > 0) return peaks[p]!;
-    const part = parts[p]!;
-    // A lead is queued once, by the count that meets its last requirement: count each once.
-    const deps = [...new Set((part.members.length > 0 ? part.members : [p]).flatMap((m) => parts[m]!.dependents.map((q) => parts[q]!.lead)))];
-    let most = Math.max(1, deps.length);
-    deps.forEach((q, j) => (most = Math.max(most, j + peak(q))));
-    return (peaks[p] = most);
-  };
-  // Latest steps first, so that the recursion stays shallow.
-  for (let p = parts.length - 1; p >= 0; p--) peak(p);
-  return peaks;
 }
 
 /** Part indices of `e` that `tile`'s stores meet (its rows, and with column parts its columns, ∩ the chunk's). */

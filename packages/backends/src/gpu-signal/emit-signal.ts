@@ -17,8 +17,7 @@ import { type Module } from '@syncopate/ir';
 import { affineToWgsl } from '../wgsl/affine.js';
 import { CONTROL, controlLayout } from '../control.js';
 import type { TensorBinding } from '../fused-kernel.js';
-import { HEADER } from '../wgsl/tables.js';
-import { identifier, type WgslWriter } from '../wgsl/writer.js';
+import { identifier, wholeWords, type WgslWriter } from '../wgsl/writer.js';
 import { maskWords, type BarrierPoint } from './barrier-table.js';
 import type { ChunkTable } from './chunk-table.js';
 import { DESCRIPTOR_WORDS, FIELD, MAX_DIMS, NO_LOCK } from './descriptors.js';
@@ -26,52 +25,41 @@ import { DESCRIPTOR_WORDS, FIELD, MAX_DIMS, NO_LOCK } from './descriptors.js';
 export interface SignalContext {
   readonly module: Module;
   readonly table: ChunkTable;
+  /** Where the chunk descriptors start in the tables buffer. */
+  readonly chunksAt: number;
   readonly tensors: ReadonlyMap<string, TensorBinding>;
   readonly name: (valueId: number) => string;
   /** Chunk names never published (fault injection). */
   readonly unpublished: ReadonlySet<string>;
   /** Invocations of a workgroup. */
   readonly workgroupSize: number;
-  /** The kernel's tile, [rows, columns]: where stored chunks are cut into parts. */
-  readonly tile: readonly number[];
-  /** The kernel's runs of waits and arrives (barrier-table.ts); where each one's rows start is in the tables' header. */
+  /** The kernel's runs of waits and arrives (barrier-table.ts), and where each one's rows start in the tables buffer. */
   readonly points: readonly BarrierPoint[];
+  readonly pointsAt: readonly number[];
+  readonly pointBitsAt: readonly number[];
 }
-
-/**
- * The parts a workgroup's pending list holds (wg_pending): a constant, not the most a plan can
- * queue, so that the kernel's text does not depend on the plan. An arrive row with more entries
- * than fit is counted in rounds (`arriveRound`), each published before the next.
- */
-export const PENDING_CAPACITY = 252;
-
-/**
- * Entries of an arrive row counted before publishing: publishing the last queued takes up to
- * `publishHeadroom` entries from its slot (chunk-table.ts), the others wait below it; below 1, the
- * plan cannot run.
- */
-export const arriveRound = (table: ChunkTable): number => PENDING_CAPACITY + 1 - table.publishHeadroom;
-
-/** Workgroup memory the kernel's own shared words take: WorkgroupWords (16 bytes) and wg_pending. */
-export const SIGNAL_WORKGROUP_BYTES = 16 + 4 * PENDING_CAPACITY;
-
-/** The tables' header word `name` (wgsl/tables.ts). */
-export const header = (name: keyof typeof HEADER): string => `tables[H_${name.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase()}]`;
 
 const field = (name: keyof typeof FIELD, offset = 0) => `tables[d + ${FIELD[name] + offset}u]`;
 
 export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit: number): void {
+  const parts = ctx.table.parts.length;
+  const layout = controlLayout(parts, ctx.table.locks);
   w.line(`const SPIN_LIMIT: u32 = ${spinLimit}u;`);
-  w.line(`const FLAGS: u32 = ${controlLayout(0, 0).flags}u;`);
+  w.line(`const PARTS: u32 = ${parts}u;`);
+  w.line(`const FLAGS: u32 = ${layout.flags}u;`);
+  w.line(`const COUNTERS: u32 = ${layout.counters}u;`);
+  w.line(`const LOCKS: u32 = ${layout.locks}u;`);
+  w.line(`const PARTS_AT: u32 = ${ctx.chunksAt}u;`);
   w.line(`const DESCRIPTOR_WORDS: u32 = ${DESCRIPTOR_WORDS}u;`);
   w.line(`const NO_LOCK: u32 = ${NO_LOCK}u;`);
   w.line('const NONE: u32 = 0xffffffffu;');
-  w.line(`const PENDING_CAPACITY: u32 = ${PENDING_CAPACITY}u;`);
-  w.line('// Words of the tables\' header: each barrier point\'s word holds where its rows start, the next its iteration bits.');
-  for (const p of ctx.points) w.line(`const ${pointBase(p)}: u32 = ${HEADER.points + 2 * p.index}u;`);
+  for (const p of ctx.points) {
+    w.line(`const ${pointBase(p)}: u32 = ${ctx.pointsAt[p.index]}u;`);
+    if (p.loop) w.line(`const ${pointBase(p)}_BITS: u32 = ${ctx.pointBitsAt[p.index]}u;`);
+  }
   w.line();
-  w.line('// Parts this workgroup completed and has yet to publish; the count is wg.pending_count.');
-  w.line(`var<workgroup> wg_pending: array<u32, ${PENDING_CAPACITY}>;`);
+  w.line('// Parts this workgroup completed and has yet to publish.');
+  w.line(`var<workgroup> wg_pending: array<u32, ${wholeWords(ctx.table.maxPending, 4)}>; // the count is wg.pending_count`);
   w.line();
   w.line('// Keeps the first error: its code, chunk and rank.');
   w.block('fn record_error(code: u32, chunk: u32, rank: u32)', () => {
@@ -100,7 +88,7 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   w.line();
   w.block('fn acquire_lock(lock: u32, chunk: u32, rank: u32) -> u32', () => {
     w.block('for (var i = 0u; i < SPIN_LIMIT; i++)', () => {
-      w.line(`if (atomicCompareExchangeWeak(&ctl[${header('locks')} + lock], 0u, 1u).exchanged) { return 1u; }`);
+      w.line('if (atomicCompareExchangeWeak(&ctl[LOCKS + lock], 0u, 1u).exchanged) { return 1u; }');
       w.line(`if (atomicLoad(&ctl[${CONTROL.errorCode}]) != 0u) { return 0u; }`);
     });
     w.line('record_error(2u, chunk, rank);');
@@ -110,8 +98,8 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   w.line("// Invocation 0 only: n more requirements of a part are met, counted on `lead`, the part's lead (itself");
   w.line('// unless it is a merged reduce-add); queue the lead if that was the last.');
   w.block('fn count_on_lead(lead: u32, n: u32)', () => {
-    w.line(`let d = ${header('partsAt')} + lead * DESCRIPTOR_WORDS;`);
-    w.block(`if (atomicAdd(&ctl[${header('counters')} + lead], n) + n == ${field('need')})`, () => {
+    w.line('let d = PARTS_AT + lead * DESCRIPTOR_WORDS;');
+    w.block(`if (atomicAdd(&ctl[COUNTERS + lead], n) + n == ${field('need')})`, () => {
       w.line('wg_pending[wg.pending_count] = lead;');
       w.line('wg.pending_count += 1u;');
     });
@@ -119,7 +107,7 @@ export function emitSignalFunctions(w: WgslWriter, ctx: SignalContext, spinLimit
   w.line();
   w.line('// Invocation 0 only: one more requirement of `part` is met.');
   w.block('fn count_requirement(part: u32)', () => {
-    w.line(`count_on_lead(tables[${header('partsAt')} + part * DESCRIPTOR_WORDS + ${FIELD.lead}u], 1u);`);
+    w.line(`count_on_lead(tables[PARTS_AT + part * DESCRIPTOR_WORDS + ${FIELD.lead}u], 1u);`);
   });
   w.line();
   emitMoveChunk(w, ctx);
@@ -158,26 +146,21 @@ function partCoordinates(rank: number, e: string, extents: readonly (number | un
 /** The regions of the parts on `tensor`. */
 const partBoxes = (ctx: SignalContext, tensor: string) => ctx.table.parts.filter((p) => ctx.table.entries[p.chunk]!.chunk.tensor === tensor).map((p) => p.region);
 
-/**
- * Each descriptor lane's extent where all parts on `tensor` share it (see partCoordinates), else
- * undefined; and only an extent that is the tensor's own or the tile's along that axis (a row slice's
- * width, a part cut at the tile's columns of chunks as wide as the tensor), not one the chunk count sets: the kernel's text is the
- * same for every plan of its shape.
- */
-function sharedExtents(ctx: SignalContext, tensor: string, shape: readonly number[]): (number | undefined)[] {
+/** Each descriptor lane's extent where all parts on `tensor` share it (see partCoordinates), else undefined. */
+function sharedExtents(ctx: SignalContext, tensor: string): (number | undefined)[] {
   const boxes = partBoxes(ctx, tensor);
-  const chunks = ctx.table.entries.filter((e) => e.chunk.tensor === tensor).map((e) => e.chunk);
-  const rank = shape.length;
+  const rank = boxes[0]?.lo.length ?? 0;
   return [...Array(MAX_DIMS).keys()].map((lane) => {
     const axis = lane - (MAX_DIMS - rank);
     if (axis < 0) return undefined;
     const sizes = new Set(boxes.map((b) => b.hi[axis]! - b.lo[axis]!));
-    const size = sizes.size === 1 ? [...sizes][0]! : undefined;
-    // A tile's extent is the cut's only where no chunk on the tensor ends across the axis.
-    const whole = chunks.every((c) => c.region.lo[axis] === 0 && c.region.hi[axis] === shape[axis]);
-    const planFree = size === shape[axis] || (rank === 2 && whole && size === ctx.tile[axis]);
-    return planFree ? size : undefined;
+    return sizes.size === 1 ? [...sizes][0] : undefined;
   });
+}
+
+/** Whether every part on `tensor` is whole rounds of `perRound` elements: no lane of a round is past its end. */
+function wholeRounds(ctx: SignalContext, tensor: string, perRound: number): boolean {
+  return partBoxes(ctx, tensor).every((b) => b.hi.reduce((n, h, i) => n * (h - b.lo[i]!), 1) % perRound === 0);
 }
 
 /**
@@ -197,8 +180,7 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
   const group = Math.min(MEMBER_GROUP, maxMembers);
   const lanes = [...Array(MOVE_UNROLL).keys()];
   w.block('fn move_part(part: u32, lid: u32)', () => {
-    w.line(`let parts_at = ${header('partsAt')};`);
-    w.line('let d = parts_at + part * DESCRIPTOR_WORDS;');
+    w.line('let d = PARTS_AT + part * DESCRIPTOR_WORDS;');
     w.line(`let add = ${field('kind')} == 1u;`);
     w.line(`let src = ${field('src')};`);
     w.line(`let dst = ${field('dst')};`);
@@ -210,8 +192,8 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
       // The members' source ranks, read once a part: read in the element loop they were two dependent
       // table loads per member and element, the latency chain of every merged add.
       w.line(`var member_src: array<u32, ${maxMembers}>;`);
-      w.line(`let member_at = parts_at + ${field('memberStart')};`);
-      w.line(`for (var m = 0u; m < members; m++) { member_src[m] = tables[parts_at + tables[member_at + m] * DESCRIPTOR_WORDS + ${FIELD.src}u]; }`);
+      w.line(`let member_at = PARTS_AT + ${field('memberStart')};`);
+      w.line(`for (var m = 0u; m < members; m++) { member_src[m] = tables[PARTS_AT + tables[member_at + m] * DESCRIPTOR_WORDS + ${FIELD.src}u]; }`);
     }
     w.block(`switch ${field('tensor')}`, () => {
       for (const t of tensors) {
@@ -219,13 +201,12 @@ function emitMoveChunk(w: WgslWriter, ctx: SignalContext): void {
         const strides = t.shape.map((_, i) => t.shape.slice(i + 1).reduce((a, b) => a * b, 1));
         // Axes are right-aligned in the descriptor: the tensor's axis i is lane MAX_DIMS - rank + i.
         const offset = (x: string) => strides.map((s, i) => `${x}[${MAX_DIMS - t.shape.length + i}] * ${s}u`).join(' + ');
-        const extents = sharedExtents(ctx, t.name, t.shape);
+        const extents = sharedExtents(ctx, t.name);
         w.block(`case ${t.binding}u:`, () => {
           w.line(`let target_base = dst * ${t.elementsPerRank}u;`);
           // Each loop over the part gives every invocation the same elements, so a later round of members
-          // rereads only what this invocation stored: no barrier between rounds. Whether every part is
-          // whole rounds (no lane past its end) is the plan's: so lanes are always tested.
-          const whole = false;
+          // rereads only what this invocation stored: no barrier between rounds.
+          const whole = wholeRounds(ctx, t.name, MOVE_UNROLL * ctx.workgroupSize);
           const elementLoop = (body: () => void) =>
             w.block(`for (var e0 = lid; e0 < elements; e0 += ${MOVE_UNROLL}u * WORKGROUP_SIZE)`, () => {
               // Unless every part is whole rounds, a lane past the part's end moves element e0 again and
@@ -275,13 +256,12 @@ function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
   const unpublished = ctx.table.entries.filter((e) => ctx.unpublished.has(e.chunk.value.name)).map((e) => e.index);
   w.line('// Publishes every part this workgroup has queued, and those their publication completes.');
   w.block('fn publish_pending(lid: u32)', () => {
-    w.line(`let parts_at = ${header('partsAt')};`);
-    w.block(`for (var n = 0u; n < ${header('parts')}; n++)`, () => {
+    w.block('for (var n = 0u; n < PARTS; n++)', () => {
       w.line('workgroupBarrier();');
       w.line('if (lid == 0u) { if (wg.pending_count == 0u) { wg.u = NONE; } else { wg.pending_count -= 1u; wg.u = wg_pending[wg.pending_count]; } }');
       w.line('let part = workgroupUniformLoad(&wg.u);');
       w.line('if (part == NONE) { return; }');
-      w.line('let d = parts_at + part * DESCRIPTOR_WORDS;');
+      w.line('let d = PARTS_AT + part * DESCRIPTOR_WORDS;');
       w.line(`let chunk = ${field('chunk')};`);
       if (unpublished.length > 0) {
         w.line('// fault injected by CodegenOptions.unpublished: these chunks are never published');
@@ -299,15 +279,15 @@ function emitPublishPending(w: WgslWriter, ctx: SignalContext): void {
       w.line('move_part(part, lid);');
       w.line('storageBarrier();');
       w.block('if (lid == 0u)', () => {
-        w.line(`if (lock != NO_LOCK) { atomicStore(&ctl[${header('locks')} + lock], 0u); }`);
+        w.line('if (lock != NO_LOCK) { atomicStore(&ctl[LOCKS + lock], 0u); }');
         w.line('// A merged lead publishes each of its members (itself among them); any other part just itself.');
         w.line(`let members = max(${field('memberCount')}, 1u);`);
         w.block('for (var m = 0u; m < members; m++)', () => {
-          w.line(`let q = select(part, tables[parts_at + ${field('memberStart')} + m], ${field('memberCount')} > 0u);`);
-          w.line('let dq = parts_at + q * DESCRIPTOR_WORDS;');
+          w.line(`let q = select(part, tables[PARTS_AT + ${field('memberStart')} + m], ${field('memberCount')} > 0u);`);
+          w.line('let dq = PARTS_AT + q * DESCRIPTOR_WORDS;');
           if (unpublished.length > 0) w.line(`if (${unpublished.map((c) => `tables[dq + ${FIELD.chunk}u] == ${c}u`).join(' || ')}) { continue; }`);
           w.line('atomicStore(&ctl[FLAGS + q], 1u);');
-          w.line(`for (var i = 0u; i < tables[dq + ${FIELD.depCount}u]; i++) { count_requirement(tables[parts_at + tables[dq + ${FIELD.depStart}u] + i]); }`);
+          w.line(`for (var i = 0u; i < tables[dq + ${FIELD.depCount}u]; i++) { count_requirement(tables[PARTS_AT + tables[dq + ${FIELD.depStart}u] + i]); }`);
         });
       });
     });
@@ -339,29 +319,30 @@ function emitJoinedSpin(w: WgslWriter, poll: () => void): void {
   w.line('storageBarrier();');
 }
 
-/** The name of the constant that holds the header word of point `p`'s base in the tables buffer. */
+/** Op comments written out for a point; past these, one line says how many more (the rest is data). */
+const COMMENTED_OPS = 4;
+
+/** The name of the constant that holds point `p`'s base in the tables buffer. */
 export const pointBase = (p: BarrierPoint) => `${p.kind.toUpperCase()}S_${p.index}`;
 
-/** Where point `p`'s rows start in the tables buffer (read from its header word). */
-const rowsBase = (p: BarrierPoint) => `tables[${pointBase(p)}]`;
-/** Where point `p`'s iteration bits start. */
-const bitsBase = (p: BarrierPoint) => `tables[${pointBase(p)} + 1u]`;
-
 /**
- * A `// ...` line for the point: where the tile's entries are. The ops are not written out: which
- * chunks a point waits for is the plan's, and the kernel's text is the same for every plan.
+ * `// ...` lines for the point: the first ops as the IR prints them (`heading`), then how many more
+ * there are and where the tile's entries are.
  */
-function pointHeading(w: WgslWriter, point: BarrierPoint): void {
+function pointHeading(w: WgslWriter, point: BarrierPoint, heading: (op: number) => void): void {
+  point.ops.slice(0, COMMENTED_OPS).forEach((_, i) => heading(i));
+  const more = point.ops.length - COMMENTED_OPS;
+  if (more > 0) w.line(`// ... and ${more} more ${point.kind}s, to %${point.ops[point.ops.length - 1]!.chunk.name}`);
   const what = point.kind === 'wait' ? '[chunk, first part, end part)' : '[lead part, requirements]';
   const conditions = point.conditions > 0 ? `, then ${point.conditions} x [slot, lo, hi) of the loop-dependent guard` : '';
   const iv = point.ops[0]!.guard?.flatMap((g) => g.expr.terms).find((t) => t.value.id === point.loop?.iv)?.value.name;
-  const row = point.loop ? `row (tile_row, iteration of %${iv ?? 'the loop'}) at ${rowsBase(point)}` : `row tile_row at ${rowsBase(point)}`;
+  const row = point.loop ? `row (tile_row, iteration of %${iv ?? 'the loop'}) at ${pointBase(point)}` : `row tile_row at ${pointBase(point)}`;
   w.line(`// This tile's ${point.kind}s: ${row} (gpu-signal/barrier-table.ts), entries ${what}${conditions}`);
 }
 
 /** The row of `point` for this tile: `<prefix>_at`, the first word of its entries, and `<prefix>_count`. */
 function emitRow(w: WgslWriter, point: BarrierPoint, prefix: string): void {
-  w.line(`let ${prefix}_row = ${rowsBase(point)} + 2u * tile_row;`);
+  w.line(`let ${prefix}_row = ${pointBase(point)} + 2u * tile_row;`);
   w.line(`let ${prefix}_at = tables[${prefix}_row];`);
   w.line(`let ${prefix}_count = tables[${prefix}_row + 1u];`);
 }
@@ -382,7 +363,7 @@ export function emitLoopBits(w: WgslWriter, ctx: SignalContext, iv: number): voi
   const words = maskWords(points[0]!);
   w.line(`// The iterations of this loop where this tile waits or arrives, a bit each (${points.map(pointBase).join(', ')})`);
   for (let k = 0; k < words; k++) {
-    w.line(`let ${loopBits(ctx, iv, k)} = ${points.map((p) => `tables[${bitsBase(p)} + ${words}u * tile_row + ${k}u]`).join(' | ')};`);
+    w.line(`let ${loopBits(ctx, iv, k)} = ${points.map((p) => `tables[${pointBase(p)}_BITS + ${words}u * tile_row + ${k}u]`).join(' | ')};`);
   }
 }
 
@@ -400,12 +381,12 @@ function emitIteration(w: WgslWriter, ctx: SignalContext, point: BarrierPoint, p
   const words = maskWords(point);
   const word =
     loop.iterations > BITS_IN_REGISTERS
-      ? `tables[${bitsBase(point)} + ${words}u * tile_row + ${it} / 32u]`
+      ? `tables[${pointBase(point)}_BITS + ${words}u * tile_row + ${it} / 32u]`
       : words === 1
         ? loopBits(ctx, loop.iv, 0)
         : `select(${loopBits(ctx, loop.iv, 0)}, ${loopBits(ctx, loop.iv, 1)}, ${it} >= 32u)`;
   w.block(`if (((${word} >> (${it} & 31u)) & 1u) != 0u)`, () => {
-    w.line(`let ${prefix}_row = ${rowsBase(point)} + 2u * (tile_row * ${loop.iterations}u + ${it});`);
+    w.line(`let ${prefix}_row = ${pointBase(point)} + 2u * (tile_row * ${loop.iterations}u + ${it});`);
     w.line(`let ${prefix}_at = tables[${prefix}_row];`);
     w.line(`let ${prefix}_count = tables[${prefix}_row + 1u];`);
     body();
@@ -442,14 +423,14 @@ const WAITS_PER_GROUP = 32;
  * Inside a loop, an entry may hold only for some iterations (ring attention's waits, by KV block):
  * up to 32 entries at a time set bits of one word, and a single spin polls those whose bits are set.
  * A part stays published for the rest of a run, so the parts a loop's waits saw published are
- * remembered in `parts_seen` (emitPartsSeen, declared before the tile's body): a later
+ * remembered in `parts_seen` (partsSeenDeclaration, declared before the tile's body): a later
  * iteration that needs only those skips the barriers and the flags' reads. Without it every
  * iteration of ring-attn's KV loop that reads a received block paid a spin's round trip to memory
  * and two barriers (ring-attn's fused kernel on one H100: 1.426 → 1.316 ms). Waits outside loops
  * remember nothing.
  */
-export function emitWaitPoint(w: WgslWriter, ctx: SignalContext, point: BarrierPoint): void {
-  pointHeading(w, point);
+export function emitWaitPoint(w: WgslWriter, ctx: SignalContext, point: BarrierPoint, heading: (op: number) => void): void {
+  pointHeading(w, point, heading);
   const e = point.entryWords;
   const spin = (x: string, also = '') => {
     w.line(`let wait = vec3u(tables[${x}], tables[${x} + 1u], tables[${x} + 2u]);`);
@@ -471,6 +452,7 @@ export function emitWaitPoint(w: WgslWriter, ctx: SignalContext, point: BarrierP
       );
       return;
     }
+    const remember = remembersParts(ctx.table);
     const entry = (i: string) => `wait_at + (wait_base + ${i}) * ${e}u`;
     const entries = () =>
       w.block(`for (var wait_base = 0u; wait_base < wait_count; wait_base += ${WAITS_PER_GROUP}u)`, () => {
@@ -485,7 +467,7 @@ export function emitWaitPoint(w: WgslWriter, ctx: SignalContext, point: BarrierP
             w.line(`if (${holds}) { wait_need |= 1u << i; }`);
           });
         }
-        w.block('if (remember)', () => {
+        if (remember) {
           w.block('for (var bits = wait_need; bits != 0u; bits &= bits - 1u)', () => {
             w.line('let i = countTrailingZeros(bits);');
             w.line(`let x = ${entry('i')};`);
@@ -493,7 +475,7 @@ export function emitWaitPoint(w: WgslWriter, ctx: SignalContext, point: BarrierP
             w.line('for (var p = tables[x + 1u]; seen && p < tables[x + 2u]; p++) { seen = (parts_seen[p / 32u] & (1u << (p % 32u))) != 0u; }');
             w.line('if (seen) { wait_need &= ~(1u << i); }');
           });
-        });
+        }
         w.block('if (wait_need != 0u)', () => {
           emitJoinedSpin(w, () => {
             w.block('for (var bits = wait_need; ok == 1u && bits != 0u; bits &= bits - 1u)', () => {
@@ -501,7 +483,9 @@ export function emitWaitPoint(w: WgslWriter, ctx: SignalContext, point: BarrierP
               spin('x');
             });
           });
-          w.line(`if (remember) { for (var bits = wait_need; bits != 0u; bits &= bits - 1u) { let x = ${entry('countTrailingZeros(bits)')}; for (var p = tables[x + 1u]; p < tables[x + 2u]; p++) { parts_seen[p / 32u] |= 1u << (p % 32u); } } }`);
+          if (remember) {
+            w.line(`for (var bits = wait_need; bits != 0u; bits &= bits - 1u) { let x = ${entry('countTrailingZeros(bits)')}; for (var p = tables[x + 1u]; p < tables[x + 2u]; p++) { parts_seen[p / 32u] |= 1u << (p % 32u); } }`);
+          }
         });
       });
     if (point.loop) return emitIteration(w, ctx, point, 'wait', entries);
@@ -514,13 +498,12 @@ export function emitWaitPoint(w: WgslWriter, ctx: SignalContext, point: BarrierP
 /** The most parts in-loop waits remember (a bit each, in every invocation: 128 bytes); with more they poll every time. */
 export const PARTS_SEEN_MAX = 1024;
 
-/**
- * The words in-loop waits remember published parts in: one bit a part, per invocation (all agree),
- * and whether they do (the plan has at most PARTS_SEEN_MAX parts: the header says how many).
- */
-export function emitPartsSeen(w: WgslWriter): void {
-  w.line(`var parts_seen: array<u32, ${PARTS_SEEN_MAX / 32}>; // parts this workgroup's in-loop waits saw published`);
-  w.line(`let remember = ${header('parts')} <= ${PARTS_SEEN_MAX}u;`);
+/** Whether in-loop waits remember published parts for this table (see PARTS_SEEN_MAX). */
+export const remembersParts = (table: ChunkTable): boolean => table.parts.length <= PARTS_SEEN_MAX;
+
+/** The words in-loop waits remember published parts in: one bit a part, per invocation (all agree). */
+export function partsSeenDeclaration(parts: number): string {
+  return `var parts_seen: array<u32, ${Math.max(1, Math.ceil(parts / 32))}>; // parts this workgroup's in-loop waits saw published`;
 }
 
 /**
@@ -532,39 +515,25 @@ export function emitPartsSeen(w: WgslWriter): void {
  * counts each, and the arrives cost fused one-shot gemm-rs 0.2 ms of 1.24 (benchmarks/README.md,
  * 2026-11-26, session of 20:31 UTC). The kernel then publishes what completed (`emitPublishPending`).
  */
-export function emitArrivePoint(w: WgslWriter, ctx: SignalContext, point: BarrierPoint): void {
-  pointHeading(w, point);
+export function emitArrivePoint(w: WgslWriter, ctx: SignalContext, point: BarrierPoint, heading: (op: number) => void): void {
+  pointHeading(w, point, heading);
   const e = point.entryWords;
   const holds = entryHolds(point, 'arrive', 'x', 2);
   const count = 'count_on_lead(tables[x], tables[x + 1u]);';
-  // In rounds of at most arriveRound entries, each published before the next: what a round queues,
-  // and what publishing it queues, fits wg_pending. One call of publish_pending a point, in the
-  // loop: lavapipe inlines it (the moves with it), and a second call took gemm-rs f16's cold
-  // pipeline compile at 4 ranks from 19 to 26 s.
-  const entries = () => {
-    w.line('arrive_total = arrive_count;');
-    w.block('if (arrive_count > arrive_done)', () => {
+  const entries = () =>
+    w.block('if (arrive_count > 0u)', () => {
       w.line('storageBarrier();');
-      w.line(`let arrive_end = arrive_at + ${e}u * min(arrive_done + arrive_round, arrive_count);`);
       w.block('if (lid == 0u)', () => {
-        w.line(`for (var x = arrive_at + ${e}u * arrive_done; x < arrive_end; x += ${e}u) { ${holds === 'true' ? count : `if (${holds}) { ${count} }`} }`);
+        w.line(`for (var x = arrive_at; x < arrive_at + ${e}u * arrive_count; x += ${e}u) { ${holds === 'true' ? count : `if (${holds}) { ${count} }`} }`);
       });
     });
-  };
   w.block('', () => {
-    w.line(`let arrive_round = ${header('arriveRound')};`);
-    w.line('var arrive_total = 0u;');
-    w.block('for (var arrive_done = 0u; ; arrive_done += arrive_round)', () => {
-      w.block('', () => {
-        if (point.loop) return emitIteration(w, ctx, point, 'arrive', entries);
-        emitRow(w, point, 'arrive');
-        emitSlots(w, ctx, point, 'arrive');
-        entries();
-      });
-      emitPublishCall(w);
-      w.line('if (arrive_done + arrive_round >= arrive_total) { break; }');
-    });
+    if (point.loop) return emitIteration(w, ctx, point, 'arrive', entries);
+    emitRow(w, point, 'arrive');
+    emitSlots(w, ctx, point, 'arrive');
+    entries();
   });
+  emitPublishCall(w);
 }
 
 export function emitPublishCall(w: WgslWriter): void {

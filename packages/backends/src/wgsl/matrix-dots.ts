@@ -23,7 +23,6 @@ import { dtypeBytes, error, type Diagnostic, type Module, type Op, type TileValu
 import type { KernelLayout } from './layout.js';
 import type { SubgroupMatrixTarget } from './matmul-strategy.js';
 import { emulatedMatrixOps, nativeMatrixOps, type MatrixOps } from './subgroup-matrix-ops.js';
-import { SIGNAL_WORKGROUP_BYTES } from '../gpu-signal/emit-signal.js';
 import { DEFAULT_WORKGROUP_BYTES } from './subgroup-matrix.js';
 import { wholeWords, type WgslWriter } from './writer.js';
 import { walkOps } from './walk-ops.js';
@@ -95,7 +94,7 @@ export function matrixDotLayout(module: Module, simt: KernelLayout, target: Subg
     const { lines, stride } = stagedLines(v.type.shape, transposed.has(v.id), v.type.dtype);
     return bytes + lines * stride * dtypeBytes(v.type.dtype);
   }, 0);
-  const bytes = staged + 4 * wholeWords(bm * bn, 4) + 4 * wholeWords(simt.reduceScratch, 4) + SIGNAL_WORKGROUP_BYTES; // + the ticket and the pending list
+  const bytes = staged + 4 * wholeWords(bm * bn, 4) + 4 * wholeWords(simt.reduceScratch, 4) + 64; // + the ticket and publish queue
   const budget = target.workgroupBytes ?? DEFAULT_WORKGROUP_BYTES;
   if (bytes > budget) unsupported(undefined, `the staged tiles, the product and the reductions' scratch need ${bytes} bytes of workgroup memory; the target allows ${budget}`);
   if (problems.length > 0) return { problems };

@@ -40,7 +40,6 @@
 import { dtypeBytes, error, type AffineExpr, type Diagnostic, type LoadOp, type Module, type Op, type Value } from '@syncopate/ir';
 import type { TensorBinding } from '../fused-kernel.js';
 import type { ChunkTable } from '../gpu-signal/chunk-table.js';
-import { SIGNAL_WORKGROUP_BYTES } from '../gpu-signal/emit-signal.js';
 import type { KernelLayout } from './layout.js';
 import type { SubgroupMatrixTarget } from './matmul-strategy.js';
 import { emulatedMatrixOps, matrixShape, nativeMatrixOps, type MatrixOps, type MatrixRole } from './subgroup-matrix-ops.js';
@@ -274,11 +273,11 @@ export function subgroupMatrixLayout(module: Module, simt: KernelLayout, target:
   // The store's scratch: one M×N matrix of the result type per subgroup.
   const scratch = sm * sn * config.M * config.N * (config.resultComponentType === 'f16' ? 2 : 4);
   const staged = stagingBytes(module, simt);
-  const budget = (target.workgroupBytes ?? DEFAULT_WORKGROUP_BYTES) - SIGNAL_WORKGROUP_BYTES; // the ticket and the pending list
+  const budget = (target.workgroupBytes ?? DEFAULT_WORKGROUP_BYTES) - 64; // the ticket and the publish queue
   const stages = 2 * staged + scratch <= budget ? 2 : 1;
   if (staged + scratch > budget) {
     problems.push(
-      error('codegen/unsupported', `subgroup-matrix target: the staged tiles and store scratch need ${staged + scratch} bytes of workgroup memory; the target allows ${budget + SIGNAL_WORKGROUP_BYTES}`, { op: 'kernel' }),
+      error('codegen/unsupported', `subgroup-matrix target: the staged tiles and store scratch need ${staged + scratch} bytes of workgroup memory; the target allows ${budget + 64}`, { op: 'kernel' }),
     );
     return { problems };
   }

@@ -1,8 +1,5 @@
 /**
  * The read-only tables a fused kernel reads, in one u32 buffer:
- *   a header (HEADER): the plan's sizes and where the control buffer's counters and locks and the
- *   tables below start, which the kernel reads instead of holding them as literals, so that the
- *   text of a kernel is the same for every chunk count (and rank count) of its shape;
  *   every rank's tile order ([rank][position][axis]),
  *   the device's ranks,
  *   one row per phase: first ticket, token count, where its tokens are, then per local rank the
@@ -17,37 +14,12 @@ import { scheduleTable, type Module, type TileOrder } from '@syncopate/ir';
 import { appendBarrierRows, type BarrierPoint } from '../gpu-signal/barrier-table.js';
 import type { ChunkTable } from '../gpu-signal/chunk-table.js';
 import { descriptorWords, writeChunkDescriptors } from '../gpu-signal/descriptors.js';
-import { controlLayout } from '../control.js';
 import type { DeviceView } from '../placement/device-view.js';
 
 const MAX_DISPATCH = 65535;
 
-/**
- * Words of the tables buffer's header. `arriveRound`: the most entries of an arrive row a tile counts
- * before it publishes what they completed (gpu-signal/emit-signal.ts, `arriveRound`). From `points`
- * on, two words per barrier point: where its rows start, and its iteration bits.
- */
-export const HEADER = {
-  parts: 0,
-  counters: 1,
-  locks: 2,
-  partsAt: 3,
-  arriveRound: 4,
-  localRanks: 5,
-  localRanksAt: 6,
-  phases: 7,
-  phasesAt: 8,
-  phaseWords: 9,
-  points: 10,
-} as const;
-
-/** The header's length: where the tile orders start. */
-export const headerWords = (points: number): number => HEADER.points + 2 * points;
-
 export interface KernelTables {
   readonly data: Uint32Array;
-  /** Where the tile orders start: after the header. */
-  readonly ordersAt: number;
   readonly localRanksAt: number;
   readonly phasesAt: number;
   readonly phaseWords: number;
@@ -82,22 +54,14 @@ function append(words: number[], items: readonly number[]): void {
   for (const x of items) words.push(x);
 }
 
-export function kernelTables(
-  module: Module,
-  table: ChunkTable,
-  view: DeviceView,
-  tensorIndex: (name: string) => number,
-  points: readonly BarrierPoint[] = [],
-  arriveRound = 1,
-): KernelTables {
+export function kernelTables(module: Module, table: ChunkTable, view: DeviceView, tensorIndex: (name: string) => number, points: readonly BarrierPoint[] = []): KernelTables {
   const grid = module.kernel.grid;
   const tiles = grid.reduce((a, b) => a * b, 1);
-  const ordersAt = headerWords(points.length);
-  const words: number[] = new Array<number>(ordersAt + module.ranks * tiles * grid.length).fill(0);
+  const words: number[] = new Array<number>(module.ranks * tiles * grid.length);
   const orders: number[][][] = [];
   for (let r = 0; r < module.ranks; r++) {
     orders.push(rankSchedule(module.kernel.scheduler.order, grid, r));
-    orders[r]!.forEach((tile, position) => tile.forEach((x, axis) => (words[ordersAt + (r * tiles + position) * grid.length + axis] = x)));
+    orders[r]!.forEach((tile, position) => tile.forEach((x, axis) => (words[(r * tiles + position) * grid.length + axis] = x)));
   }
   const localRanksAt = words.length;
   append(words, view.ranks);
@@ -125,23 +89,5 @@ export function kernelTables(
   data.set(words);
   writeChunkDescriptors(data, chunksAt, table, view.need, tensorIndex);
   data.set(rows, rowsAt);
-  const control = controlLayout(table.parts.length, table.locks);
-  const header: [keyof typeof HEADER, number][] = [
-    ['parts', table.parts.length],
-    ['counters', control.counters],
-    ['locks', control.locks],
-    ['partsAt', chunksAt],
-    ['arriveRound', arriveRound],
-    ['localRanks', view.ranks.length],
-    ['localRanksAt', localRanksAt],
-    ['phases', view.phases.length],
-    ['phasesAt', phasesAt],
-    ['phaseWords', phaseWords],
-  ];
-  for (const [name, value] of header) data[HEADER[name]] = value;
-  for (const p of points) {
-    data[HEADER.points + 2 * p.index] = pointsAt[p.index]!;
-    data[HEADER.points + 2 * p.index + 1] = pointBitsAt[p.index] ?? 0;
-  }
-  return { data, ordersAt, localRanksAt, phasesAt, phaseWords, chunksAt, pointsAt, pointBitsAt, dispatches };
+  return { data, localRanksAt, phasesAt, phaseWords, chunksAt, pointsAt, pointBitsAt, dispatches };
 }
