@@ -5,48 +5,21 @@
  * process 0 alone; bad input refused before any kernel runs; a chunk that never arrives and a
  * process killed mid-run end every process with a typed error, none left behind.
  */
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'tsup';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { bundleForMpi, hasMpirun, mpirun as mpirunWith, runMpi, said, type Job } from './mpi/harness.js';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-// Under the runtime package, so that the bundle's `import('webgpu')` resolves to its dependency.
-const outDir = `${root}packages/runtime/node_modules/.cache/mpi-run`;
-const bundle = pathToFileURL(`${outDir}/entry.js`).href;
-const cli = `${outDir}/cli.js`;
-const mpiAddon = `${root}packages/runtime/native/mpi/build/Release/mpi_transport.node`;
-const hostCopyAddon = `${root}packages/runtime/native/build/Release/host_copy.node`;
+let outDir = '';
+const bundle = () => pathToFileURL(`${outDir}/entry.js`).href;
+const cli = () => `${outDir}/cli.js`;
 const script = (name: string) => fileURLToPath(new URL(`mpi/${name}`, import.meta.url));
-
-const hasMpirun = spawnSync('mpirun', ['--version'], { encoding: 'utf8' }).status === 0;
-// CI installs Open MPI: there these tests must run, not skip.
-const runMpi = hasMpirun || !!process.env.CI;
 if (!runMpi) console.warn('skipping the runs over MPI processes: no mpirun on PATH (install openmpi-bin and libopenmpi-dev)');
 
-interface Job extends SpawnSyncReturns<string> {
-  readonly seconds: number;
-}
-
-/** `mpirun -n <processes> [mca...] node <program> [args...]`, as root too, on 2 cores too. */
+/** `mpirun -n <processes> [mca...] node <program> [args...]`. */
 function mpirun(processes: number, program: readonly string[], mca: readonly string[] = [], timeoutMs = 120_000, env: NodeJS.ProcessEnv = {}): Job {
-  const started = performance.now();
-  const child = spawnSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-n', String(processes), ...mca, process.execPath, ...program], {
-    encoding: 'utf8',
-    timeout: timeoutMs,
-    env: {
-      ...process.env,
-      SYNCOPATE_MPI_ADDON: mpiAddon,
-      ...(existsSync(hostCopyAddon) && { SYNCOPATE_HOST_COPY_ADDON: hostCopyAddon }),
-      XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp',
-      ...env,
-    },
-  });
-  return { ...child, seconds: (performance.now() - started) / 1000 };
+  return mpirunWith(['-n', String(processes), ...mca], program, timeoutMs, env);
 }
-
-const said = (job: Job) => `exit ${job.status} (${job.signal ?? 'no signal'}) after ${job.seconds.toFixed(1)} s\nstdout: ${job.stdout}\nstderr: ${job.stderr}`;
 
 interface Report {
   readonly workload: string;
@@ -57,7 +30,7 @@ interface Report {
 
 /** Each command line run by every process of one job (workloads.mjs); process 0's reports, in order. */
 function runAll(processes: number, commands: readonly (readonly string[])[], mca: readonly string[] = [], env: NodeJS.ProcessEnv = {}): { job: Job; reports: { code: number; report: Report }[] } {
-  const job = mpirun(processes, [script('workloads.mjs'), bundle, JSON.stringify(commands)], mca, 120_000, env);
+  const job = mpirun(processes, [script('workloads.mjs'), bundle(), JSON.stringify(commands)], mca, 120_000, env);
   // Dawn may print a warning without a newline before a report: match the report wherever the line starts.
   const reports = [...job.stdout.matchAll(/report (\d+) (.*)$/gm)].map(([, code, json]) => ({ code: Number(code), report: JSON.parse(json!) as Report }));
   return { job, reports };
@@ -85,29 +58,7 @@ const every = (ranks: number, extra: readonly string[] = []) =>
 
 describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
   beforeAll(async () => {
-    if (!existsSync(mpiAddon) || statSync(mpiAddon).mtimeMs < statSync(`${root}packages/runtime/native/mpi/mpi_transport.c`).mtimeMs) {
-      const built = spawnSync(process.execPath, [`${root}packages/runtime/native/build-mpi.mjs`], { encoding: 'utf8', env: { ...process.env, SYNCOPATE_REQUIRE_MPI_ADDON: '1' } });
-      if (built.status !== 0) throw new Error(`native/build-mpi.mjs failed: ${built.stdout}${built.stderr}`);
-    }
-    const packages = ['ir', 'passes', 'backends', 'runtime', 'core'];
-    await build({
-      entry: { entry: `${root}packages/core/test/mpi/entry.ts`, cli: `${root}packages/core/src/tools/cli.ts` },
-      outDir,
-      format: ['esm'],
-      platform: 'node',
-      target: 'node20',
-      splitting: false,
-      noExternal: [/.*/],
-      external: ['webgpu'],
-      dts: false,
-      sourcemap: false,
-      clean: true,
-      silent: true,
-      config: false,
-      esbuildOptions(options) {
-        options.alias = Object.fromEntries(packages.map((p) => [`@syncopate/${p}`, `${root}packages/${p}/src/index.ts`]));
-      },
-    });
+    outDir = await bundleForMpi('mpi-run', { entry: 'packages/core/test/mpi/entry.ts', cli: 'packages/core/src/tools/cli.ts' });
   }, 120_000);
 
   it('mpirun is on PATH (CI must run these tests)', () => {
@@ -127,7 +78,7 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
   }, 120_000);
 
   it.each([2, 4])('runs the run API over 2 processes, %i devices in all: each gives its own ranks, reads its own, verified', (devices) => {
-    const job = mpirun(2, [script('run-api.mjs'), bundle, String(devices)]);
+    const job = mpirun(2, [script('run-api.mjs'), bundle(), String(devices)]);
     expect(job.status, said(job)).toBe(0);
     const lines = [...job.stdout.matchAll(/^ok (\d) (\S+) (\S+) (\S*)$/gm)];
     expect(lines.map((l) => [l[1], l[2]]).sort(), said(job)).toEqual([
@@ -141,7 +92,7 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
   }, 120_000);
 
   it('benches over 2 processes: every variant verified, the report from process 0 alone', () => {
-    const job = mpirun(2, [cli, 'bench', 'ag-gemm', '--ranks', '2', '--m', '64', '--n', '32', '--k', '32', '--runs', '3', '--warmup', '1', '--json']);
+    const job = mpirun(2, [cli(), 'bench', 'ag-gemm', '--ranks', '2', '--m', '64', '--n', '32', '--k', '32', '--runs', '3', '--warmup', '1', '--json']);
     expect(job.status, said(job)).toBe(0);
     const report = JSON.parse(job.stdout) as { reports: { devices: number; variants: Record<string, { verified: boolean; backend: string }> }[] };
     const row = report.reports[0]!;
@@ -151,7 +102,7 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
   }, 120_000);
 
   it('prints one report, from process 0, with the layout of processes, hosts, devices and ranks', () => {
-    const job = mpirun(2, [cli, 'run', 'gemm-rs', '--ranks', '4']);
+    const job = mpirun(2, [cli(), 'run', 'gemm-rs', '--ranks', '4']);
     expect(job.status, said(job)).toBe(0);
     expect(job.stdout.match(/^workload/gm)?.length, said(job)).toBe(1);
     expect(job.stdout).toMatch(/^processes\s+2 on 1 host$/m);
@@ -161,7 +112,7 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
   }, 120_000);
 
   it('refuses ranks that do not divide over the processes before any kernel runs, in every process', () => {
-    const job = mpirun(2, [cli, 'run', 'ag-gemm', '--ranks', '3']);
+    const job = mpirun(2, [cli(), 'run', 'ag-gemm', '--ranks', '3']);
     expect(job.status, said(job)).toBe(2);
     expect(job.stderr).toContain('syncopate: 3 ranks do not divide over 2 processes: give --ranks a multiple of 2');
     expect(job.stderr).toContain('[process 1 on ');
@@ -170,7 +121,7 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
 
   it('refuses, before any device opens, what cannot run over processes yet: tune (tune tp-layer too), --trace', () => {
     for (const argv of [['tune', 'ag-gemm', '--ranks', '2'], ['tune', 'tp-layer', '--ranks', '2'], ['run', 'ag-gemm', '--ranks', '2', '--trace', '/tmp/t.json']]) {
-      const job = mpirun(2, [cli, ...argv]);
+      const job = mpirun(2, [cli(), ...argv]);
       expect(job.status, said(job)).toBe(2);
       expect(job.stderr, said(job)).toMatch(/syncopate: .*(over several processes|traced yet)/);
     }
@@ -180,7 +131,7 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
   const layerShape = ['--seq', '16', '--hidden', '32', '--heads', '4', '--head-dim', '8', '--ffn', '64', '--ranks', '2'];
 
   it('runs tp-layer over 2 processes, a device each: verified against the CPU over every rank, one report from process 0 with the layout', () => {
-    const job = mpirun(2, [cli, 'run', 'tp-layer', ...layerShape, '--runs', '2']);
+    const job = mpirun(2, [cli(), 'run', 'tp-layer', ...layerShape, '--runs', '2']);
     expect(job.status, said(job)).toBe(0);
     expect(job.stdout.match(/^layer/gm)?.length, said(job)).toBe(1);
     expect(job.stdout, said(job)).toMatch(/^shape\s+S=16 H=32 \(4 heads of 8\) F=64, f32, 2 ranks on 2 devices /m);
@@ -192,7 +143,7 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
   }, 180_000);
 
   it('benches tp-layer over 2 processes: fused and sequential checked against each other and the CPU, one JSON report from process 0', () => {
-    const job = mpirun(2, [cli, 'bench', 'tp-layer', ...layerShape, '--runs', '1', '--warmup', '0', '--json']);
+    const job = mpirun(2, [cli(), 'bench', 'tp-layer', ...layerShape, '--runs', '1', '--warmup', '0', '--json']);
     expect(job.status, said(job)).toBe(0);
     const report = JSON.parse(job.stdout) as {
       devices: number;
@@ -212,21 +163,16 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
   }, 180_000);
 
   it('refuses a job of another size than --processes says, in every process', () => {
-    const job = mpirun(2, [cli, 'run', 'ag-gemm', '--ranks', '2', '--processes', '3']);
+    const job = mpirun(2, [cli(), 'run', 'ag-gemm', '--ranks', '2', '--processes', '3']);
     expect(job.status, said(job)).toBe(2);
     expect(job.stderr).toContain('syncopate: --processes 3, but mpirun started 2: give mpirun -n 3');
     expect(job.stdout).toBe('');
   }, 60_000);
 
   it('refuses a plan that differs between the processes (PlanMismatchError in each) before any kernel runs', () => {
-    const one = (m: string) => ['-n', '1', process.execPath, cli, 'run', 'ag-gemm', '--ranks', '2', '--m', m];
-    const started = performance.now();
-    const child = spawnSync('mpirun', ['--allow-run-as-root', '--oversubscribe', ...one('64'), ':', ...one('128')], {
-      encoding: 'utf8',
-      timeout: 60_000,
-      env: { ...process.env, SYNCOPATE_MPI_ADDON: mpiAddon, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp' },
-    });
-    const job = { ...child, seconds: (performance.now() - started) / 1000 };
+    // Two programs in one job (MPMD): process 0 and process 1 given different shapes.
+    const run = (m: string) => [cli(), 'run', 'ag-gemm', '--ranks', '2', '--m', m];
+    const job = mpirunWith(['-n', '1', process.execPath, ...run('64'), ':', '-n', '1'], run('128'), 60_000);
     expect(job.status, said(job)).toBe(2);
     expect(job.stderr).toMatch(/syncopate: the processes did not all build the same placed plan: process 0 has [0-9a-f]{16}, process 1 [0-9a-f]{16}/);
     expect(job.stderr).toMatch(/\[process 1 on \S+\] syncopate: the processes did not all build the same placed plan/);
@@ -234,7 +180,7 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
   }, 60_000);
 
   it('ends every process with a typed error naming the chunk, ranks and hosts when a chunk never arrives', () => {
-    const job = mpirun(2, [script('stall.mjs'), bundle, '2000'], [], 60_000);
+    const job = mpirun(2, [script('stall.mjs'), bundle(), '2000'], [], 60_000);
     expect(job.seconds, said(job)).toBeLessThan(45);
     expect(job.status, said(job)).not.toBe(0);
     const line = job.stdout.split('\n').find((l) => l.startsWith('error 0 '));
@@ -248,7 +194,7 @@ describe.skipIf(!runMpi)('ranks as processes (mpirun on lavapipe)', () => {
   }, 60_000);
 
   it('ends the job when a process is killed mid-run: the other says what was in flight, and no process is left', async () => {
-    const job = mpirun(2, [script('kill.mjs'), bundle, '3000'], [], 60_000);
+    const job = mpirun(2, [script('kill.mjs'), bundle(), '3000'], [], 60_000);
     expect(job.error, said(job)).toBeUndefined();
     expect(job.seconds, said(job)).toBeLessThan(40);
     expect(job.status, said(job)).not.toBe(0);
