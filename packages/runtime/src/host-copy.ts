@@ -6,6 +6,10 @@
  * Without the addon (a browser, no compiler) the JS copy is used.
  */
 import { UsageError } from './errors.js';
+import { ANCHOR_BYTES, labelOf, mappedAnchors, mappedBytes } from './mapped-range.js';
+
+/** How a buffer of a host copy is named in errors: `copyMapped: dst (label)`. */
+const who = (name: string, buffer: GPUBuffer) => `copyMapped: ${name} (${labelOf(buffer)})`;
 
 export interface HostCopier {
   /** 'native': slices on libuv's thread pool; 'js': `Uint8Array.set` on the calling thread. */
@@ -64,7 +68,7 @@ export function copyMapped(copier: HostCopier, dst: GPUBuffer, src: GPUBuffer, b
   if (copier.copyMapped) return copier.copyMapped(dst, src, bytes);
   return settled(() => {
     checkMapped(dst, src, bytes);
-    return copier.copy(mappedBytes(dst, 'dst', bytes), mappedBytes(src, 'src', bytes));
+    return copier.copy(mappedBytes(dst, who('dst', dst), bytes), mappedBytes(src, who('src', src), bytes));
   });
 }
 
@@ -77,7 +81,6 @@ function settled(run: () => Promise<void>): Promise<void> {
   }
 }
 
-const labelOf = (b: GPUBuffer) => b.label || 'unlabelled';
 
 /** Throws a UsageError unless both buffers are mapped and `bytes` is a whole number that fits each. */
 function checkMapped(dst: GPUBuffer, src: GPUBuffer, bytes: number): void {
@@ -86,44 +89,6 @@ function checkMapped(dst: GPUBuffer, src: GPUBuffer, bytes: number): void {
     if (b.mapState !== 'mapped') throw new UsageError(`copyMapped: ${name} (${labelOf(b)}) is ${b.mapState}, not mapped`);
     if (bytes > b.size) throw new UsageError(`copyMapped: ${bytes} bytes do not fit ${name} (${labelOf(b)}) of ${b.size}`);
   }
-}
-
-/**
- * `buffer.getMappedRange(offset, size)`; what it refuses (a range past what was mapped, or one
- * handed out already) as a UsageError naming the buffer.
- */
-function mappedRange(buffer: GPUBuffer, name: string, offset: number, size: number): Uint8Array {
-  try {
-    return new Uint8Array(buffer.getMappedRange(offset, size));
-  } catch (e) {
-    throw new UsageError(`copyMapped: ${name} (${labelOf(buffer)}) has no mapped range [${offset}, ${offset + size}) to hand out: ${(e as Error).message}`, { cause: e });
-  }
-}
-
-/** The first `bytes` of a mapped buffer as one view (getMappedRange's sizes are multiples of 4). */
-function mappedBytes(buffer: GPUBuffer, name: string, bytes: number): Uint8Array {
-  return mappedRange(buffer, name, 0, roundUp(bytes, 4)).subarray(0, bytes);
-}
-
-const roundUp = (n: number, to: number) => Math.ceil(n / to) * to;
-
-/**
- * The smallest range getMappedRange gives (offsets are multiples of 8): the anchors the addon copies
- * between. An ArrayBuffer over a mapped range counts as V8 external memory until it is unmapped, and
- * with 64 MiB or more held at once (two transfers' pieces of 4 MiB, read-back and upload) V8 ran
- * major collections mid-run, up to 14 ms with the JS thread stopped (two H200s; on lavapipe 3 in 20
- * rounds of 64 MiB held, 10 of 96 MiB: benchmarks/peer-copy.md); an anchor counts 8 bytes.
- */
-const ANCHOR_BYTES = 8;
-
-/**
- * [head, tail]: the first and the last anchor of a mapped buffer's first `bytes` (at least 16, so the
- * two do not overlap). getMappedRange refuses a range past what was mapped, so the pair proves to the
- * addon that every byte between them is mapped.
- */
-function mappedAnchors(buffer: GPUBuffer, name: string, bytes: number): [Uint8Array, Uint8Array] {
-  const tailOffset = Math.floor((bytes - 1) / ANCHOR_BYTES) * ANCHOR_BYTES;
-  return [mappedRange(buffer, name, 0, ANCHOR_BYTES), mappedRange(buffer, name, tailOffset, roundUp(bytes - tailOffset, 4))];
 }
 
 /** Below this a copy goes through one view of each range: too small for two anchors. */
@@ -170,9 +135,9 @@ function nativeHostCopy(addon: Addon, threads: number, stores: HostCopyStores): 
     copyMapped(dst, src, bytes) {
       return settled(() => {
         checkMapped(dst, src, bytes);
-        if (bytes < MIN_ANCHORED_BYTES) return jsHostCopy.copy(mappedBytes(dst, 'dst', bytes), mappedBytes(src, 'src', bytes));
-        const to = mappedAnchors(dst, 'dst', bytes);
-        const from = mappedAnchors(src, 'src', bytes);
+        if (bytes < MIN_ANCHORED_BYTES) return jsHostCopy.copy(mappedBytes(dst, who('dst', dst), bytes), mappedBytes(src, who('src', src), bytes));
+        const to = mappedAnchors(dst, who('dst', dst), bytes);
+        const from = mappedAnchors(src, who('src', src), bytes);
         if (bytes >= MIN_NATIVE_BYTES) return addonCall(() => addon.copy(to, from, 0, bytes, streaming, slices(bytes)));
         // On this thread, but through the anchors: no ArrayBuffer over the whole ranges (see ANCHOR_BYTES).
         return addonCall(() => addon.copySync(to, from, 0, bytes, streaming));

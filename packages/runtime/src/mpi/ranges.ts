@@ -1,33 +1,16 @@
 /**
  * What a send or receive moves: the first `bytes` of a Uint8Array, or of a mapped GPUBuffer as the
- * addon takes it (src/host-copy.ts does the same for host copies).
+ * addon takes it (the views of src/mapped-range.ts, as host copies take them).
  */
 import { UsageError } from '../errors.js';
 import type { AddonRange } from './addon.js';
+import { ANCHOR_BYTES, labelOf, mappedAnchors, mappedBytes } from '../mapped-range.js';
+
+/** What a refused range's message adds: the two rules of getMappedRange a transport range can break. */
+const HINT = ' (mapped from 0 over the bytes, and no range taken from it yet?)';
 
 /** MPI counts are C ints: one message holds at most 2^31 - 1 bytes. */
 export const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
-
-/**
- * The smallest range getMappedRange gives (offsets are multiples of 8). An ArrayBuffer over a mapped
- * range counts as V8 external memory until unmapped, and with 64 MiB or more held V8 ran major
- * collections mid-run (benchmarks/peer-copy.md); two anchors count 16 bytes.
- */
-const ANCHOR_BYTES = 8;
-
-const roundUp = (n: number, to: number) => Math.ceil(n / to) * to;
-const labelOf = (b: GPUBuffer) => b.label || 'unlabelled';
-
-function mappedRange(buffer: GPUBuffer, call: string, offset: number, size: number): Uint8Array {
-  try {
-    return new Uint8Array(buffer.getMappedRange(offset, size));
-  } catch (e) {
-    throw new UsageError(
-      `${call}: ${labelOf(buffer)} has no mapped range [${offset}, ${offset + size}) to hand out (mapped from 0 over the bytes, and no range taken from it yet?): ${(e as Error).message}`,
-      { cause: e },
-    );
-  }
-}
 
 /**
  * The first `bytes` of `target` for the addon. A GPUBuffer must be mapped from offset 0 over at
@@ -48,7 +31,7 @@ export function transportRange(target: GPUBuffer | Uint8Array, bytes: number, ca
   if (bytes > target.size) throw new UsageError(`${call}: ${bytes} bytes do not fit GPUBuffer ${labelOf(target)} of ${target.size}`);
   // A message of no bytes needs no memory (and getMappedRange no range of it).
   if (bytes === 0) return new Uint8Array(0);
-  if (bytes < 2 * ANCHOR_BYTES) return mappedRange(target, call, 0, roundUp(bytes, 4)).subarray(0, bytes);
-  const tailOffset = Math.floor((bytes - 1) / ANCHOR_BYTES) * ANCHOR_BYTES;
-  return [mappedRange(target, call, 0, ANCHOR_BYTES), mappedRange(target, call, tailOffset, roundUp(bytes - tailOffset, 4))];
+  const who = `${call}: ${labelOf(target)}`;
+  if (bytes < 2 * ANCHOR_BYTES) return mappedBytes(target, who, bytes, HINT);
+  return mappedAnchors(target, who, bytes, HINT);
 }
