@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'tsup';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hasWebGPU } from './webgpu.js';
+import { bundleRuntime } from './bundle.js';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 // Inside the package, so that the bundle's `import('webgpu')` resolves to the package's dependency.
@@ -16,17 +16,7 @@ const script = fileURLToPath(new URL('fixtures/exit-script.mjs', import.meta.url
  */
 describe.skipIf(!hasWebGPU)('process exit', () => {
   beforeAll(async () => {
-    await build({
-      entry: { index: `${packageDir}src/index.ts` },
-      outDir,
-      format: ['esm'],
-      external: ['webgpu'],
-      dts: false,
-      sourcemap: false,
-      clean: true,
-      silent: true,
-      config: false,
-    });
+    await bundleRuntime('exit-test');
   }, 60_000);
 
   function runScript(mode: string) {

@@ -6,10 +6,10 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'tsup';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyMapped, hostCopier, jsHostCopy, openDevices, UsageError, type HostCopier, type PlacedDeviceHandle } from '../src/index.js';
 import { hasWebGPU } from './webgpu.js';
+import { bundleRuntime } from './bundle.js';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const addonPath = `${packageDir}native/build/Release/host_copy.node`;
@@ -173,7 +173,7 @@ describe.skipIf(!hasWebGPU)('copyMapped out of bounds', () => {
 describe.runIf(hasWebGPU && (addonBuilt || addonRequired))('a process making out-of-bounds host copies', () => {
   const outDir = `${packageDir}node_modules/.cache/host-copy-bounds-test`;
   beforeAll(async () => {
-    await build({ entry: { index: `${packageDir}src/index.ts` }, outDir, format: ['esm'], external: ['webgpu'], dts: false, sourcemap: false, clean: true, silent: true, config: false });
+    await bundleRuntime('host-copy-bounds-test');
   }, 60_000);
 
   it('lives on, each call refused with a typed error', () => {

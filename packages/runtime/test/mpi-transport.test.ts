@@ -1,10 +1,10 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'tsup';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { launchedByMpi, ProcessGroupError, ProcessLostError, ProcessTimeoutError, RuntimeError } from '../src/index.js';
 import { hasWebGPU } from './webgpu.js';
+import { bundleRuntime } from './bundle.js';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 // Inside the package, so that the bundle's `import('webgpu')` resolves to the package's dependency.
@@ -98,17 +98,7 @@ describe.skipIf(!runMpi)('mpi transport', () => {
       const built = spawnSync(process.execPath, [`${packageDir}native/build-mpi.mjs`], { encoding: 'utf8', env: { ...process.env, SYNCOPATE_REQUIRE_MPI_ADDON: '1' } });
       if (built.status !== 0) throw new Error(`native/build-mpi.mjs failed: ${built.stdout}${built.stderr}`);
     }
-    await build({
-      entry: { index: `${packageDir}src/index.ts` },
-      outDir,
-      format: ['esm'],
-      external: ['webgpu'],
-      dts: false,
-      sourcemap: false,
-      clean: true,
-      silent: true,
-      config: false,
-    });
+    await bundleRuntime('mpi-test');
   }, 60_000);
 
   it('mpirun is on PATH (CI must run these tests)', () => {
